@@ -1,0 +1,13 @@
+// Registration of each subcommand with CLI11. Each command writes its result to `out`,
+// diagnostics to `err`, and its exit code to `code` when it runs.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <ostream>
+
+namespace tessera::cli {
+
+void RegisterValidate(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
+void RegisterFleet(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
+
+}  // namespace tessera::cli

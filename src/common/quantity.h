@@ -1,0 +1,43 @@
+// Fixed-point quantities. Feasibility never compares doubles: CPU is in milli-cores, device
+// shares in milli-devices (1000 = one whole device), memory in MiB, bandwidth in Mbit/s,
+// durations in milliseconds, money in milli-units of the fleet's currency.
+//
+// The parsers accept the human notation of the YAML (`"96"`, `"500m"`, `"1.5"`, `"80Gi"`,
+// `"400Gbps"`, `"90s"`, `"2h"`) and return InvalidArgument naming what they expected.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace tessera {
+
+// A count in thousandths: 1500 = 1.5. Used for CPU cores, device shares, speeds and prices.
+using Milli = int64_t;
+// Memory and sizes in mebibytes (2^20 bytes).
+using MiB = int64_t;
+// Bandwidth in megabits per second.
+using Mbps = int64_t;
+// Durations in milliseconds.
+using Millis = int64_t;
+
+inline constexpr Milli kMilliPerUnit = 1000;
+
+// "1.5" -> 1500, "250m" -> 250, "2" -> 2000. At most three decimals. Non-negative.
+Result<Milli> ParseMilli(std::string_view text);
+// "80Gi", "512Mi", "2Ti", "1.5Gi", "100G" (decimal), bare numbers are MiB. Non-negative.
+Result<MiB> ParseMemory(std::string_view text);
+// "400Gbps", "100Mbps", "10Gbit/s", "25GB/s" (bytes), "1Tbps". Non-negative.
+Result<Mbps> ParseBandwidth(std::string_view text);
+// "90s", "1.5h", "30m", "250ms", "2d"; a bare number is seconds. Non-negative.
+Result<Millis> ParseDuration(std::string_view text);
+
+// Renderers that round-trip through the parsers above.
+std::string FormatMilli(Milli v);      // 1500 -> "1.5", 2000 -> "2"
+std::string FormatMemory(MiB v);       // 81920 -> "80Gi", 1536 -> "1.5Gi"
+std::string FormatBandwidth(Mbps v);   // 400000 -> "400Gbps"
+std::string FormatDuration(Millis v);  // 5400000 -> "90m", 1500 -> "1500ms"
+
+}  // namespace tessera

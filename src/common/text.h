@@ -1,0 +1,19 @@
+// Small text helpers for error messages ("did you mean ...?").
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace tessera {
+
+// Levenshtein distance, case-insensitive.
+size_t EditDistance(std::string_view a, std::string_view b);
+
+// The candidate closest to `word` if it is close enough to be a likely typo, else "".
+std::string ClosestMatch(std::string_view word, std::span<const std::string_view> candidates);
+
+// Joins with ", ".
+std::string JoinQuoted(std::span<const std::string_view> items);
+
+}  // namespace tessera

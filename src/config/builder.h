@@ -1,0 +1,74 @@
+// Internal to config: the state of one load — the Spec being built, the diagnostics, where
+// each field came from, and the references by name that are resolved once every file is read.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config/diagnostics.h"
+#include "model/spec.h"
+
+namespace tessera::config_internal {
+
+// A field path both as the user sees it in one file (`clusters[0].name`) and as it is in the
+// merged Spec, where the lists of several files are concatenated (`clusters[3].name`).
+struct FieldPath {
+  std::string local;
+  std::string merged;
+
+  FieldPath Field(std::string_view key) const;
+  FieldPath Index(size_t local_index, size_t merged_index) const;
+  FieldPath Index(size_t index) const { return Index(index, index); }
+};
+
+struct SourceEntry {
+  SourcePos pos;
+  std::string local_path;
+};
+
+enum class RefKind { kDeviceModel, kRegion, kCluster, kDataset, kTenant };
+
+// A name to resolve into an id once all files are loaded.
+struct PendingRef {
+  RefKind kind;
+  std::string name;
+  FieldPath path;
+  SourcePos pos;
+  std::function<void(Spec&, uint32_t)> assign;
+};
+
+// A single node, declared outside node groups, before its device models are resolved.
+struct DraftNode {
+  Node node;
+  std::string leaf;   // leaf switch name, "" = a leaf of its own
+  std::string spine;  // spine name, "" = a spine of its own
+  FieldPath path;
+};
+
+class SpecBuilder {
+ public:
+  Spec spec;
+  Diagnostics diags;
+  std::vector<std::vector<DraftNode>> single_nodes;  // per cluster index
+  std::vector<PendingRef> refs;
+  bool priority_classes_declared = false;
+  std::vector<FieldPath> tenant_paths;  // by TenantId: where each tenant was declared
+  std::vector<std::string> node_paths;  // by NodeId: merged path of its group or node entry
+
+  void Record(const FieldPath& path, const SourcePos& pos);
+  // Where a merged path was declared; falls back to its nearest recorded ancestor.
+  SourceEntry Locate(const std::string& merged_path) const;
+  // Reports an error at a merged path (semantic validation), shown with the local path.
+  void ErrorAt(const std::string& merged_path, std::string message);
+  void ErrorAt(const FieldPath& path, const SourcePos& pos, std::string message);
+
+  void AddRef(RefKind kind, std::string name, FieldPath path, SourcePos pos,
+              std::function<void(Spec&, uint32_t)> assign);
+
+ private:
+  std::map<std::string, SourceEntry> sources_;
+};
+
+}  // namespace tessera::config_internal

@@ -1,0 +1,132 @@
+#include "config/loader.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "config/builder.h"
+#include "config/parse.h"
+#include "config/resolve.h"
+
+namespace tessera {
+namespace {
+
+using config_internal::SpecBuilder;
+
+// yaml-cpp recurses once per nesting level and has no limit of its own; a hostile or broken
+// file with thousands of open brackets would exhaust the stack. No Tessera config comes close
+// to this depth.
+constexpr int kMaxNesting = 64;
+
+bool TooDeep(const std::string& text) {
+  int depth = 0;
+  for (char c : text) {
+    if (c == '[' || c == '{') {
+      if (++depth > kMaxNesting) return true;
+    } else if (c == ']' || c == '}') {
+      depth = std::max(0, depth - 1);
+    }
+  }
+  // Block nesting: deeply indented lines.
+  size_t indent = 0;
+  bool at_line_start = true;
+  for (char c : text) {
+    if (c == '\n') {
+      indent = 0;
+      at_line_start = true;
+    } else if (at_line_start && (c == ' ' || c == '-')) {
+      if (++indent > 4 * kMaxNesting) return true;
+    } else {
+      at_line_start = false;
+    }
+  }
+  return false;
+}
+
+void ParseText(SpecBuilder& b, const SourceText& src) {
+  if (TooDeep(src.text)) {
+    b.diags.Error({src.name, 1, 1}, "",
+                  "the document nests deeper than " + std::to_string(kMaxNesting) + " levels");
+    return;
+  }
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(src.text);
+  } catch (const YAML::Exception& e) {
+    SourcePos pos{src.name, e.mark.is_null() ? 0 : e.mark.line + 1,
+                  e.mark.is_null() ? 0 : e.mark.column + 1};
+    b.diags.Error(pos, "", "YAML syntax error: " + e.msg);
+    return;
+  }
+  try {
+    for (const YAML::Node& doc : docs)
+      config_internal::ParseDocument(b, src.name, doc);
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp throws on a few shapes we do not anticipate (e.g. aliases to odd nodes).
+    SourcePos pos{src.name, e.mark.is_null() ? 0 : e.mark.line + 1,
+                  e.mark.is_null() ? 0 : e.mark.column + 1};
+    b.diags.Error(pos, "", "unreadable YAML: " + e.msg);
+  }
+}
+
+LoadResult Finish(SpecBuilder& b) {
+  // Resolution and semantic checks run even after syntax errors, so one run reports every
+  // error; they skip what failed to parse.
+  config_internal::ResolveAndValidate(b);
+  LoadResult r;
+  if (b.diags.empty()) {
+    r.spec = std::move(b.spec);
+  }
+  r.diagnostics = std::move(b.diags);
+  return r;
+}
+
+}  // namespace
+
+LoadResult LoadSpecTexts(const std::vector<SourceText>& sources) {
+  SpecBuilder b;
+  for (const SourceText& s : sources)
+    ParseText(b, s);
+  return Finish(b);
+}
+
+LoadResult LoadSpecFiles(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  std::vector<SourceText> sources;
+  Diagnostics io_errors;
+  auto read = [&](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      io_errors.Error({path, 0, 0}, "", "cannot read file");
+      return;
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    sources.push_back({path, ss.str()});
+  };
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<std::string> files;
+      for (const auto& e : fs::directory_iterator(p, ec)) {
+        auto ext = e.path().extension().string();
+        if (e.is_regular_file() && (ext == ".yaml" || ext == ".yml")) {
+          files.push_back(e.path().string());
+        }
+      }
+      std::sort(files.begin(), files.end());
+      if (files.empty()) io_errors.Error({p, 0, 0}, "", "directory holds no .yaml files");
+      for (const auto& f : files)
+        read(f);
+    } else {
+      read(p);
+    }
+  }
+  if (!io_errors.empty()) return LoadResult{std::nullopt, std::move(io_errors)};
+  return LoadSpecTexts(sources);
+}
+
+}  // namespace tessera

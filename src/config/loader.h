@@ -1,0 +1,30 @@
+// Loading a Spec from YAML. All-or-nothing: either every file parses and validates and the
+// caller gets the whole Spec, or it gets every error found (each naming file:line:column and
+// the field path) and no Spec. Nothing is ever half-loaded.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/diagnostics.h"
+#include "model/spec.h"
+
+namespace tessera {
+
+struct LoadResult {
+  std::optional<Spec> spec;  // set iff diagnostics is empty
+  Diagnostics diagnostics;
+};
+
+struct SourceText {
+  std::string name;  // shown in diagnostics, usually the file path
+  std::string text;
+};
+
+// Loads files; a directory stands for the *.yaml / *.yml files in it, in name order.
+LoadResult LoadSpecFiles(const std::vector<std::string>& paths);
+// Loads in-memory texts (tests, fuzzing, API bodies).
+LoadResult LoadSpecTexts(const std::vector<SourceText>& sources);
+
+}  // namespace tessera

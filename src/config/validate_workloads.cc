@@ -1,0 +1,192 @@
+// Semantic validation of jobs and services: references, and requests no node (or no
+// topology domain) of the fleet could ever satisfy.
+#include <algorithm>
+#include <set>
+
+#include "config/resolve.h"
+#include "model/capacity.h"
+
+namespace tessera::config_internal {
+namespace {
+
+std::string ModelList(const Spec& s, const DeviceRequest& d) {
+  if (d.models.empty()) return d.kind ? std::string(DeviceKindName(*d.kind)) : "gpu/npu";
+  std::string out;
+  for (const ModelChoice& c : d.models) {
+    if (!c.model.valid()) continue;
+    if (!out.empty()) out += "|";
+    out += s.model(c.model).name;
+  }
+  return out;
+}
+
+// Checks that some node can host one task with `r`. Reports the tightest reason otherwise.
+void CheckTaskFits(SpecBuilder& b, const TaskRequest& r, const std::string& path) {
+  const Spec& s = b.spec;
+  for (const ModelChoice& c : r.devices.models) {
+    if (!c.model.valid()) return;  // unresolved reference, already reported
+  }
+  if (s.nodes.empty()) return;  // no fleet in these files: nothing to check against
+  const DeviceRequest& d = r.devices;
+  int32_t need = d.count;
+  Milli max_cpu = 0;
+  MiB max_mem = 0;
+  int64_t max_dev = 0;
+  int64_t any_dev = 0;
+  bool fits = false;
+  for (const Node& n : s.nodes) {
+    int64_t ok = 0;
+    for (const Device& dev : n.devices) {
+      if (dev.model.valid() && d.Accepts(dev.model, s.model(dev.model))) ++ok;
+    }
+    max_cpu = std::max(max_cpu, n.cpu);
+    max_mem = std::max(max_mem, n.memory);
+    max_dev = std::max(max_dev, ok);
+    any_dev += ok;
+    if (n.cpu >= r.cpu && n.memory >= r.memory && ok >= need) fits = true;
+  }
+  if (fits) return;
+  if (need > 0 && any_dev == 0) {
+    std::string what = ModelList(s, d);
+    if (d.min_memory > 0) what += " with at least " + FormatMemory(d.min_memory);
+    if (!d.labels.empty()) what += " labelled";
+    for (const std::string& l : d.labels)
+      what += " " + l;
+    b.ErrorAt(path + ".devices", "impossible request: no device in the fleet is " + what);
+  } else if (need > max_dev) {
+    b.ErrorAt(path + ".devices.count", "impossible request: a task asks for " +
+                                           std::to_string(need) + " " + ModelList(s, d) +
+                                           " devices, but no node has more than " +
+                                           std::to_string(max_dev));
+  } else if (r.cpu > max_cpu) {
+    b.ErrorAt(path + ".cpu", "impossible request: a task asks for " + FormatMilli(r.cpu) +
+                                 " CPUs, but the largest node has " + FormatMilli(max_cpu));
+  } else if (r.memory > max_mem) {
+    b.ErrorAt(path + ".memory", "impossible request: a task asks for " + FormatMemory(r.memory) +
+                                    " memory, but the largest node has " + FormatMemory(max_mem));
+  } else {
+    b.ErrorAt(path, "impossible request: no single node has " + std::to_string(need) + " " +
+                        ModelList(s, d) + " devices together with " + FormatMilli(r.cpu) +
+                        " CPUs and " + FormatMemory(r.memory) + " memory");
+  }
+}
+
+void CheckModels(SpecBuilder& b, const DeviceRequest& d, const std::string& path) {
+  const Spec& s = b.spec;
+  std::set<DeviceModelId> seen;
+  for (size_t k = 0; k < d.models.size(); ++k) {
+    DeviceModelId m = d.models[k].model;
+    if (!m.valid()) continue;
+    std::string mp = path + ".devices.models[" + std::to_string(k) + "]";
+    if (!seen.insert(m).second) b.ErrorAt(mp, "model \"" + s.model(m).name + "\" listed twice");
+    if (d.kind && s.model(m).kind != *d.kind) {
+      b.ErrorAt(mp, "model \"" + s.model(m).name + "\" is a " +
+                        std::string(DeviceKindName(s.model(m).kind)) +
+                        ", but the request asks for " + std::string(DeviceKindName(*d.kind)));
+    }
+    if (s.model(m).memory < d.min_memory) {
+      b.ErrorAt(mp, "model \"" + s.model(m).name + "\" has " + FormatMemory(s.model(m).memory) +
+                        ", below the requested minMemory " + FormatMemory(d.min_memory));
+    }
+  }
+}
+
+void CheckPriority(SpecBuilder& b, const std::string& priority, const std::string& path) {
+  if (!b.spec.FindPriority(priority)) {
+    std::string names;
+    for (const PriorityClass& p : b.spec.priority_classes) {
+      names += (names.empty() ? "" : ", ") + p.name;
+    }
+    b.ErrorAt(path, "unknown priority class \"" + priority + "\"; declared: " + names);
+  }
+}
+
+// A gang that must sit inside one island/node/leaf/spine/cluster: the whole job's devices
+// must fit under one instance of that level somewhere.
+void CheckGangTopology(SpecBuilder& b, const Job& job, const std::string& path) {
+  const Spec& s = b.spec;
+  TopologyLevel req = job.gang.require;
+  if (req == TopologyLevel::kAny || req == TopologyLevel::kRegion || s.nodes.empty()) return;
+  if (job.task_groups.empty()) return;
+  int64_t total = 0;
+  for (const TaskGroup& g : job.task_groups) {
+    if (g.request.devices.fractional()) return;  // shares: checked per task
+    total += int64_t{g.count} * g.request.devices.count;
+  }
+  if (total == 0) return;
+  // Devices acceptable to every group (a gang shares one topology domain).
+  auto ok = [&](const Node&, const Device& dev) {
+    if (!dev.model.valid()) return false;
+    return std::all_of(job.task_groups.begin(), job.task_groups.end(), [&](const TaskGroup& g) {
+      return g.request.devices.count == 0 ||
+             g.request.devices.Accepts(dev.model, s.model(dev.model));
+    });
+  };
+  int64_t best = 0;
+  for (size_t ci = 0; ci < s.clusters.size(); ++ci) {
+    LevelCapacity cap = ClusterCapacity(s, ClusterId(static_cast<uint32_t>(ci)), ok);
+    best = std::max(best, cap[static_cast<size_t>(req)]);
+  }
+  if (total > best) {
+    b.ErrorAt(path + ".gang.require",
+              "impossible request: the gang needs " + std::to_string(total) +
+                  " devices within one " + std::string(TopologyLevelName(req)) +
+                  ", but the largest " + std::string(TopologyLevelName(req)) + " holds " +
+                  std::to_string(best) + " acceptable devices");
+  }
+}
+
+}  // namespace
+
+void ValidateWorkloads(SpecBuilder& b) {
+  const Spec& s = b.spec;
+  for (size_t i = 0; i < s.jobs.size(); ++i) {
+    const Job& j = s.jobs[i];
+    const std::string jp = "jobs[" + std::to_string(i) + "]";
+    CheckPriority(b, j.priority, jp + ".priority");
+    if (j.gang.min_members > j.TaskCount()) {
+      b.ErrorAt(jp + ".gang.minMembers", "minMembers (" + std::to_string(j.gang.min_members) +
+                                             ") exceeds the job's " +
+                                             std::to_string(j.TaskCount()) + " tasks");
+    }
+    if (j.gang.prefer != TopologyLevel::kAny && j.gang.require != TopologyLevel::kAny &&
+        j.gang.prefer > j.gang.require) {
+      b.ErrorAt(jp + ".gang.prefer", "the preferred level is looser than the required one");
+    }
+    for (size_t g = 0; g < j.task_groups.size(); ++g) {
+      std::string gp = jp + ".taskGroups[" + std::to_string(g) + "]";
+      CheckModels(b, j.task_groups[g].request.devices, gp);
+      CheckTaskFits(b, j.task_groups[g].request, gp);
+    }
+    CheckGangTopology(b, j, jp);
+    // Datasets with residency pin the job to the regions all of them allow.
+    std::optional<std::set<RegionId>> allowed;
+    for (DatasetId d : j.datasets) {
+      if (!d.valid() || s.datasets[d.value()].residency.empty()) continue;
+      std::set<RegionId> here(s.datasets[d.value()].residency.begin(),
+                              s.datasets[d.value()].residency.end());
+      if (!allowed) {
+        allowed = here;
+      } else {
+        std::set<RegionId> both;
+        std::set_intersection(allowed->begin(), allowed->end(), here.begin(), here.end(),
+                              std::inserter(both, both.begin()));
+        allowed = both;
+      }
+    }
+    if (allowed && allowed->empty()) {
+      b.ErrorAt(jp + ".datasets",
+                "impossible request: the datasets' residency rules have no "
+                "region in common, so no region may process them together");
+    }
+  }
+  for (size_t i = 0; i < s.services.size(); ++i) {
+    const Service& v = s.services[i];
+    const std::string sp = "services[" + std::to_string(i) + "]";
+    CheckPriority(b, v.priority, sp + ".priority");
+    CheckModels(b, v.replica.devices, sp + ".replica");
+    CheckTaskFits(b, v.replica, sp + ".replica");
+  }
+}
+
+}  // namespace tessera::config_internal

@@ -1,0 +1,47 @@
+// The tenant tree (org / department / project) with quotas per device model.
+//
+// Semantics (enforced by the scheduler's admission step, issue 4): a tenant may use up to its
+// `guaranteed` devices of a model at any time; beyond that, up to `limit`, only by borrowing
+// capacity that siblings lend (and only if `borrow` is set); lent capacity is reclaimed by
+// preemption when its owner needs it. A child's limit never exceeds its parent's limit, and
+// the children's guarantees never add up to more than the parent's guarantee.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/ids.h"
+#include "common/quantity.h"
+
+namespace tessera {
+
+struct Quota {
+  DeviceModelId model;
+  Milli guaranteed = 0;        // milli-devices
+  std::optional<Milli> limit;  // unset: the parent's limit (or unlimited at the root)
+  bool borrow = true;
+  bool lend = true;
+};
+
+struct Tenant {
+  std::string name;  // the last path component: "llm"
+  std::string path;  // "acme/research/llm"
+  std::optional<TenantId> parent;
+  std::vector<TenantId> children;
+  std::vector<Quota> quotas;            // at most one per model
+  std::optional<Milli> budget_per_day;  // milli currency units; unset = unlimited
+  std::map<std::string, std::string> labels;
+
+  const Quota* QuotaFor(DeviceModelId model) const;
+};
+
+// A priority class: a name for an integer priority. Higher wins.
+struct PriorityClass {
+  std::string name;
+  int32_t value = 0;
+  bool preemptible = false;  // the default for jobs of this class
+};
+
+}  // namespace tessera
