@@ -1,7 +1,7 @@
 // The tessera command line: subcommands, flags and exit codes.
 //
-// Exit codes: 0 success; 1 runtime failure (I/O, unavailable); 2 invalid input (bad config,
-// bad flags, bad CSV); 3 internal error.
+// Exit codes (docs/cli.md): 0 success; 1 runtime failure (I/O, an internal check); 2 invalid
+// input (bad config, bad flags, bad CSV).
 #pragma once
 
 #include <iosfwd>

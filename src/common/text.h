@@ -7,13 +7,13 @@
 
 namespace tessera {
 
-// Levenshtein distance, case-insensitive.
+// Edit distance (insert, delete, substitute, swap of neighbours), case-insensitive.
 size_t EditDistance(std::string_view a, std::string_view b);
 
 // The candidate closest to `word` if it is close enough to be a likely typo, else "".
 std::string ClosestMatch(std::string_view word, std::span<const std::string_view> candidates);
 
-// Joins with ", ".
-std::string JoinQuoted(std::span<const std::string_view> items);
+// Joins names with ", " (for "expected one of a, b, c").
+std::string JoinNames(std::span<const std::string_view> items);
 
 }  // namespace tessera

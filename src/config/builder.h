@@ -54,6 +54,10 @@ class SpecBuilder {
   std::vector<std::vector<DraftNode>> single_nodes;  // per cluster index
   std::vector<PendingRef> refs;
   bool priority_classes_declared = false;
+  bool currency_declared = false;
+  // A file that could not be read as YAML at all: its names are unknown, so resolving
+  // references would only report every use of them as dangling.
+  bool unreadable_file = false;
   std::vector<FieldPath> tenant_paths;  // by TenantId: where each tenant was declared
   std::vector<std::string> node_paths;  // by NodeId: merged path of its group or node entry
 

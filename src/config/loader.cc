@@ -46,24 +46,55 @@ bool TooDeep(const std::string& text) {
   return false;
 }
 
+// The line (1-based) of a second YAML document ("---" after content), or 0. Files hold one
+// document each: yaml-cpp 0.7's LoadAll can loop forever on some malformed input (fixed
+// upstream in 2024), so Tessera parses one document with YAML::Load, and must not silently
+// drop the documents after the first.
+int SecondDocumentLine(const std::string& text) {
+  bool content = false;
+  int line = 0;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string_view l(text.data() + start, end - start);
+    ++line;
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    bool separator = l == "---" || l.rfind("--- ", 0) == 0 || l == "...";
+    if (separator && content) return line;
+    size_t first = l.find_first_not_of(" \t");
+    if (!separator && first != std::string_view::npos && l[first] != '#') content = true;
+    start = end + 1;
+  }
+  return 0;
+}
+
 void ParseText(SpecBuilder& b, const SourceText& src) {
   if (TooDeep(src.text)) {
     b.diags.Error({src.name, 1, 1}, "",
                   "the document nests deeper than " + std::to_string(kMaxNesting) + " levels");
+    b.unreadable_file = true;
     return;
   }
-  std::vector<YAML::Node> docs;
+  if (int line = SecondDocumentLine(src.text)) {
+    b.diags.Error({src.name, line, 1}, "",
+                  "a file holds one YAML document; put the document that starts here in a "
+                  "file of its own");
+    b.unreadable_file = true;
+    return;
+  }
+  YAML::Node doc;
   try {
-    docs = YAML::LoadAll(src.text);
+    doc = YAML::Load(src.text);
   } catch (const YAML::Exception& e) {
     SourcePos pos{src.name, e.mark.is_null() ? 0 : e.mark.line + 1,
                   e.mark.is_null() ? 0 : e.mark.column + 1};
     b.diags.Error(pos, "", "YAML syntax error: " + e.msg);
+    b.unreadable_file = true;
     return;
   }
   try {
-    for (const YAML::Node& doc : docs)
-      config_internal::ParseDocument(b, src.name, doc);
+    config_internal::ParseDocument(b, src.name, doc);
   } catch (const YAML::Exception& e) {
     // yaml-cpp throws on a few shapes we do not anticipate (e.g. aliases to odd nodes).
     SourcePos pos{src.name, e.mark.is_null() ? 0 : e.mark.line + 1,
@@ -75,7 +106,7 @@ void ParseText(SpecBuilder& b, const SourceText& src) {
 LoadResult Finish(SpecBuilder& b) {
   // Resolution and semantic checks run even after syntax errors, so one run reports every
   // error; they skip what failed to parse.
-  config_internal::ResolveAndValidate(b);
+  if (!b.unreadable_file) config_internal::ResolveAndValidate(b);
   LoadResult r;
   if (b.diags.empty()) {
     r.spec = std::move(b.spec);

@@ -44,7 +44,12 @@ std::optional<TimeMs> ParseTimestamp(std::string_view text) {
   tm.tm_hour = h;
   tm.tm_min = mi;
   tm.tm_sec = s;
-  return static_cast<TimeMs>(timegm(&tm)) * 1000;
+  std::time_t secs = timegm(&tm);
+  // Reject dates that timegm silently normalises (2026-02-31 -> 2026-03-03).
+  std::tm back{};
+  gmtime_r(&secs, &back);
+  if (back.tm_mday != d || back.tm_mon != mo - 1) return std::nullopt;
+  return static_cast<TimeMs>(secs) * 1000;
 }
 
 void ParseDocument(SpecBuilder& b, const std::string& file, const YAML::Node& root) {
@@ -53,7 +58,14 @@ void ParseDocument(SpecBuilder& b, const std::string& file, const YAML::Node& ro
   if (!doc.ok()) return;
   Spec& s = b.spec;
 
-  if (auto c = doc.Str("currency")) s.currency = *c;
+  if (auto c = doc.Str("currency")) {
+    if (b.currency_declared && *c != s.currency) {
+      doc.ErrorAt("currency", "currency \"" + *c + "\" conflicts with \"" + s.currency +
+                                  "\" declared in another file");
+    }
+    s.currency = *c;
+    b.currency_declared = true;
+  }
   doc.List("deviceModels", Need::kOptional, s.device_models.size(),
            [&](const YAML::Node& n, const FieldPath& p, size_t) {
              YamlMap m(b, file, n, p, "a device model");

@@ -149,7 +149,7 @@ void ParseCluster(YamlMap& m, size_t ci) {
     if (!gm.ok()) return;
     NodeGroup& g = b.spec.clusters[ci].node_groups[gi];
     g.name = gm.Str("name", Need::kRequired).value_or("");
-    g.count = static_cast<int32_t>(gm.Int("count", 1, 1000000, Need::kRequired).value_or(0));
+    g.count = static_cast<int32_t>(gm.Int("count", 1, 200000, Need::kRequired).value_or(0));
     g.cpu = NodeCpu(gm);
     g.memory = NodeMemory(gm);
     g.labels = gm.Labels("labels");

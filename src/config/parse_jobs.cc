@@ -32,7 +32,7 @@ void ParseDeviceRequest(YamlMap& parent, const RequestAccessor& request) {
     }
   } else if (count) {
     d.count = static_cast<int32_t>(*count);
-  } else {
+  } else if (!m.Has("count") && !m.Has("fraction")) {
     m.Error("a device request needs \"count\" (whole devices) or \"fraction\" (a share of one)");
   }
   if (auto k = m.Enum("kind", {"gpu", "npu", "cpu"})) d.kind = ParseDeviceKind(*k);

@@ -60,14 +60,14 @@ void ResolveRefs(SpecBuilder& b) {
     } else if (candidates.empty()) {
       msg += "; none is declared";
     } else if (candidates.size() <= 12) {
-      msg += "; declared: " + JoinQuoted(candidates);
+      msg += "; declared: " + JoinNames(candidates);
     }
     b.diags.Error(ref.pos, ref.path.local, msg);
   }
 }
 
-constexpr int64_t kMaxNodes = 2'000'000;
-constexpr int64_t kMaxDevices = 16'000'000;
+constexpr int64_t kMaxNodes = 200'000;
+constexpr int64_t kMaxDevices = 2'000'000;
 
 int32_t CeilDiv(int32_t a, int32_t b) {
   return (a + b - 1) / b;
@@ -83,27 +83,29 @@ std::string GroupNodeName(const std::string& cluster, const std::string& group, 
 }
 
 // Expands node groups and single nodes into Spec::nodes, cluster by cluster, and assigns the
-// cluster-local leaf and spine indices.
-void ExpandNodes(SpecBuilder& b) {
+// cluster-local leaf and spine indices. Returns false (with an error) if the fleet is too large
+// to expand.
+bool ExpandNodes(SpecBuilder& b) {
   Spec& s = b.spec;
   s.nodes.clear();
   b.node_paths.clear();
-  // Guard the expansion itself: a typo such as `count: 1000000` in several groups must give
-  // an error, not exhaust memory.
+  // Guard the expansion itself: a typo such as `count: 1000000` must give an error, not
+  // exhaust memory. The group that crosses the limit is named.
   int64_t total_nodes = 0, total_devices = 0;
-  for (const Cluster& c : s.clusters) {
-    for (const NodeGroup& g : c.node_groups) {
+  for (size_t ci = 0; ci < s.clusters.size(); ++ci) {
+    for (size_t gi = 0; gi < s.clusters[ci].node_groups.size(); ++gi) {
+      const NodeGroup& g = s.clusters[ci].node_groups[gi];
       total_nodes += g.count;
       total_devices += int64_t{g.count} * g.devices_per_node;
+      if (total_nodes > kMaxNodes || total_devices > kMaxDevices) {
+        b.ErrorAt(
+            "clusters[" + std::to_string(ci) + "].nodeGroups[" + std::to_string(gi) + "].count",
+            "the fleet would have " + std::to_string(total_nodes) + " nodes and " +
+                std::to_string(total_devices) + " devices; at most " + std::to_string(kMaxNodes) +
+                " nodes and " + std::to_string(kMaxDevices) + " devices are supported");
+        return false;
+      }
     }
-  }
-  if (total_nodes > kMaxNodes || total_devices > kMaxDevices) {
-    b.ErrorAt("clusters", "the node groups declare " + std::to_string(total_nodes) + " nodes and " +
-                              std::to_string(total_devices) + " devices; at most " +
-                              std::to_string(kMaxNodes) + " nodes and " +
-                              std::to_string(kMaxDevices) + " devices are supported");
-    for (Cluster& c : s.clusters)
-      c.node_groups.clear();
   }
   for (size_t ci = 0; ci < s.clusters.size(); ++ci) {
     Cluster& c = s.clusters[ci];
@@ -178,6 +180,7 @@ void ExpandNodes(SpecBuilder& b) {
     }
     c.node_count = static_cast<uint32_t>(s.nodes.size()) - c.first_node.value();
   }
+  return true;
 }
 
 }  // namespace
@@ -185,8 +188,8 @@ void ExpandNodes(SpecBuilder& b) {
 void ResolveAndValidate(SpecBuilder& b) {
   if (!b.priority_classes_declared) b.spec.priority_classes = Spec::DefaultPriorityClasses();
   ResolveRefs(b);
-  ExpandNodes(b);
-  ValidateSpec(b);
+  // Without its nodes, the semantic checks would only repeat the expansion error.
+  if (ExpandNodes(b)) ValidateSpec(b);
 }
 
 }  // namespace tessera::config_internal

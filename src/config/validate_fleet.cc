@@ -93,7 +93,8 @@ void ValidateNames(SpecBuilder& b) {
   for (size_t i = 0; i < s.tenants.size(); ++i) {
     const Tenant& t = s.tenants[i];
     std::string where = b.tenant_paths[i].merged + ".name";
-    if (!t.name.empty() && !IsValidName(t.name)) {
+    bool nested_path = t.name.find('/') != std::string::npos;  // reported by the parser
+    if (!t.name.empty() && !nested_path && !IsValidName(t.name)) {
       b.ErrorAt(where, "invalid tenant name \"" + t.name +
                            "\"; expected letters, digits, '.', '_' or '-', at most 63 characters");
     }
@@ -112,9 +113,9 @@ void ValidateNames(SpecBuilder& b) {
     }
     auto [it, fresh] = node_first.emplace(n, i);
     if (!fresh) {
-      b.ErrorAt(b.node_paths[i] + ".name", "duplicate node name \"" + n + "\" (also " +
-                                               s.nodes[it->second].name + " in cluster " +
-                                               s.cluster(s.nodes[it->second].cluster).name + ")");
+      b.ErrorAt(b.node_paths[i] + ".name", "duplicate node name \"" + n +
+                                               "\" (also declared in cluster \"" +
+                                               s.cluster(s.nodes[it->second].cluster).name + "\")");
     }
   }
   for (size_t ci = 0; ci < s.clusters.size(); ++ci) {
@@ -134,7 +135,8 @@ void ValidateFleet(SpecBuilder& b) {
       b.ErrorAt(Idx("links", i) + ".to", "a link joins two different regions");
       continue;
     }
-    auto key = std::minmax(l.a.value(), l.b.value());
+    std::pair<uint32_t, uint32_t> key(std::min(l.a.value(), l.b.value()),
+                                      std::max(l.a.value(), l.b.value()));
     if (!seen_links.insert(key).second) {
       b.ErrorAt(Idx("links", i), "duplicate link between \"" + s.region(l.a).name + "\" and \"" +
                                      s.region(l.b).name + "\"");

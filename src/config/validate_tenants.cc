@@ -94,13 +94,17 @@ void ValidateTenants(SpecBuilder& b) {
         if (q.model.valid()) child_sum[q.model] += q.guaranteed;
       }
     }
+    // A guarantee must be backed by the parent's: a parent without a quota for the model
+    // guarantees its subtree nothing of it.
     for (const auto& [model, sum] : child_sum) {
       const Quota* mine = t.QuotaFor(model);
-      if (mine && sum > mine->guaranteed) {
-        b.ErrorAt(tp + ".quotas." + s.model(model).name + ".guaranteed",
-                  "the children of \"" + t.path + "\" are guaranteed " + Devices(sum) + " " +
-                      s.model(model).name + " in total, more than its own guarantee (" +
-                      Devices(mine->guaranteed) + ")");
+      Milli backed = mine ? mine->guaranteed : 0;
+      if (sum > backed) {
+        std::string where = mine ? tp + ".quotas." + s.model(model).name + ".guaranteed"
+                                 : b.tenant_paths[t.children.front().value()].merged;
+        b.ErrorAt(where, "the children of \"" + t.path + "\" are guaranteed " + Devices(sum) + " " +
+                             s.model(model).name + " in total, more than its own guarantee (" +
+                             Devices(backed) + ")");
       }
     }
   }

@@ -206,7 +206,7 @@ std::optional<Mbps> YamlMap::Bandwidth(std::string_view key, Need need) {
 
 std::optional<std::string> YamlMap::Enum(std::string_view key,
                                          std::vector<std::string_view> allowed, Need need) {
-  std::string choices = JoinQuoted(allowed);
+  std::string choices = JoinNames(allowed);
   auto s = Scalar(key, need, "one of " + choices);
   if (!s) return std::nullopt;
   if (std::find(allowed.begin(), allowed.end(), *s) != allowed.end()) return s;
@@ -312,7 +312,7 @@ void YamlMap::Finish() {
     b_.ErrorAt(path_.Field(key), PosOf(file_, it->first),
                "unknown field \"" + key + "\" in " + what_ +
                    (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") +
-                   "; expected one of " + JoinQuoted(candidates));
+                   "; expected one of " + JoinNames(candidates));
   }
 }
 

@@ -132,11 +132,13 @@ FleetView ComputeFleetView(const Spec& s, const FreeShares* free, const FleetVie
     const ModelProfile* best = nullptr;
     for (const ModelProfile& p : cv.models) {
       if (s.model(p.model).kind == DeviceKind::kCpu) continue;
+      if (p.largest_gang[0] < options.large_training_min_island) continue;
       if (!best || p.largest_gang[2] > best->largest_gang[2]) best = &p;
     }
     Mbps bw = c.interconnect.leaf_bandwidth;
     if (!best) {
-      cv.training_note = "no accelerators";
+      cv.training_note = "no accelerators with islands of " +
+                         std::to_string(options.large_training_min_island) + " or more";
     } else if (best->largest_gang[2] < options.large_training_min_leaf_gang) {
       cv.training_note = "at most " + std::to_string(best->largest_gang[2]) + " " +
                          s.model(best->model).name + " under one leaf switch";

@@ -95,6 +95,7 @@ struct FleetView {
 // Thresholds for the suitability judgements, documented in docs/fleet-view.md.
 struct FleetViewOptions {
   int64_t large_training_min_leaf_gang = 64;   // devices under one leaf switch
+  int64_t large_training_min_island = 4;       // devices per NVLink/HCCS island (PCIe: 1)
   Mbps large_training_min_bandwidth = 100000;  // 100 Gbps per node into the leaf
   Millis inference_max_latency = 50;           // one-way, user region -> serving region
 };

@@ -1,0 +1,134 @@
+// Every example under examples/ validates, and the README's main job (validate + fleet on
+// the enterprise example) works through the real binary, as scripts/demo runs it.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "config/loader.h"
+
+namespace tessera {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Output {
+  int code;
+  std::string text;
+};
+
+// Runs the tessera binary with `args` (shell-quoted by the caller), capturing stdout.
+Output RunTessera(const std::string& args) {
+  std::string cmd = std::string(TESSERA_BINARY) + " " + args + " 2>/dev/null";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+  Output out{-1, ""};
+  if (!pipe) return out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe.get())) > 0)
+    out.text.append(buf.data(), n);
+  int status = pclose(pipe.release());
+  out.code = WEXITSTATUS(status);
+  return out;
+}
+
+const fs::path kExamples = fs::path(TESSERA_SOURCE_DIR) / "examples";
+
+TEST(Examples, EveryExampleDirectoryAndFileValidates) {
+  int checked = 0;
+  for (const auto& entry : fs::directory_iterator(kExamples)) {
+    if (entry.is_directory()) {
+      LoadResult r = LoadSpecFiles({entry.path().string()});
+      EXPECT_TRUE(r.spec.has_value()) << entry.path() << "\n" << r.diagnostics.ToString();
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 2);
+}
+
+TEST(Examples, EnterpriseMeetsTheFoundationBrief) {
+  LoadResult r = LoadSpecFiles({(kExamples / "enterprise").string()});
+  ASSERT_TRUE(r.spec.has_value()) << r.diagnostics.ToString();
+  const Spec& s = *r.spec;
+  EXPECT_GE(s.regions.size(), 3u);
+  EXPECT_GE(s.clusters.size(), 6u);
+  EXPECT_GT(s.nodes.size(), 2000u);
+  std::set<ClusterTier> tiers;
+  for (const Cluster& c : s.clusters)
+    tiers.insert(c.tier);
+  EXPECT_EQ(tiers.size(), 3u) << "dedicated, shared and elastic clusters";
+  std::set<DeviceKind> kinds;
+  bool cpu_only_nodes = false;
+  for (const Node& n : s.nodes) {
+    for (const Device& d : n.devices)
+      kinds.insert(s.model(d.model).kind);
+    cpu_only_nodes |= n.devices.empty();
+  }
+  EXPECT_TRUE(kinds.count(DeviceKind::kGpu) && kinds.count(DeviceKind::kNpu));
+  EXPECT_TRUE(cpu_only_nodes);
+  std::set<RuleKind> rule_kinds;
+  for (const PolicyRule& p : s.policies)
+    rule_kinds.insert(p.kind());
+  EXPECT_EQ(rule_kinds.size(), static_cast<size_t>(kRuleKindCount)) << "every rule kind";
+  std::set<WorkloadClass> classes;
+  for (const Job& j : s.jobs)
+    classes.insert(j.job_class);
+  EXPECT_EQ(classes.size(), 4u) << "training, finetune, batch, eval";
+  EXPECT_FALSE(s.services.empty());
+  bool residency = false;
+  for (const Dataset& d : s.datasets)
+    residency |= !d.residency.empty();
+  EXPECT_TRUE(residency);
+  // Two orgs, each with departments that have projects.
+  int roots = 0, depth3 = 0;
+  for (const Tenant& t : s.tenants) {
+    roots += t.parent ? 0 : 1;
+    depth3 += std::count(t.path.begin(), t.path.end(), '/') == 2 ? 1 : 0;
+  }
+  EXPECT_GE(roots, 2);
+  EXPECT_GE(depth3, 4);
+}
+
+TEST(MainJob, ValidateAndFleetViewThroughTheBinary) {
+  std::string dir = (kExamples / "enterprise").string();
+  Output v = RunTessera("validate " + dir);
+  EXPECT_EQ(v.code, 0);
+  EXPECT_EQ(v.text.rfind("ok: ", 0), 0u) << v.text;
+
+  Output table = RunTessera("fleet " + dir);
+  EXPECT_EQ(table.code, 0);
+  EXPECT_NE(table.text.find("Largest gang"), std::string::npos);
+
+  Output j = RunTessera("fleet " + dir + " -o json");
+  ASSERT_EQ(j.code, 0);
+  auto doc = nlohmann::json::parse(j.text);
+  LoadResult r = LoadSpecFiles({dir});
+  ASSERT_TRUE(r.spec.has_value());
+  EXPECT_EQ(doc["totals"]["nodes"].get<size_t>(), r.spec->nodes.size());
+  int64_t devices = 0;
+  for (const Node& n : r.spec->nodes)
+    devices += static_cast<int64_t>(n.devices.size());
+  EXPECT_EQ(doc["totals"]["devices"].get<int64_t>(), devices);
+  int64_t by_model = 0;
+  for (const auto& [model, n] : doc["totals"]["devicesByModel"].items())
+    by_model += n.get<int64_t>();
+  EXPECT_EQ(by_model, devices);
+  EXPECT_EQ(doc["clusters"].size(), r.spec->clusters.size());
+
+  Output y = RunTessera("fleet " + dir + " -o yaml");
+  EXPECT_EQ(y.code, 0);
+  EXPECT_NE(y.text.find("devicesByModel:"), std::string::npos);
+}
+
+TEST(MainJob, BadInputExitsTwo) {
+  EXPECT_EQ(RunTessera("validate /nonexistent.yaml").code, 2);
+  EXPECT_EQ(RunTessera("fleet " + (kExamples / "enterprise").string() + " -o xml").code, 2);
+  EXPECT_EQ(RunTessera("no-such-command").code, 2);
+}
+
+}  // namespace
+}  // namespace tessera
