@@ -9,5 +9,6 @@ namespace tessera::cli {
 
 void RegisterValidate(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
 void RegisterFleet(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
+void RegisterSim(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
 
 }  // namespace tessera::cli

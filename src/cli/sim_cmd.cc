@@ -1,0 +1,29 @@
+// tessera sim ...: simulations. `sim fgd` is the FGD placement experiment.
+#include "cli/app.h"
+#include "cli/commands.h"
+#include "cli/sim_fgd_cmd.h"
+
+namespace tessera::cli {
+
+void RegisterSim(CLI::App& app, std::ostream& out, std::ostream& err, int& code) {
+  auto* sim = app.add_subcommand("sim", "Simulations that run the real scheduler");
+  sim->require_subcommand(1);
+  auto* fgd = sim->add_subcommand(
+      "fgd", "The FGD placement experiment on the openb trace (docs/placement.md)");
+  auto args = std::make_shared<SimFgdArgs>();
+  fgd->add_option("--nodes", args->nodes, "Node list CSV (openb_node_list_gpu_node.csv)")
+      ->required();
+  fgd->add_option("--pods", args->pods, "Pod list CSV (openb_pod_list_*.csv)")->required();
+  fgd->add_option("--policy", args->policy,
+                  "Placement policy, comma-separated policies, or all (default: tessera)");
+  fgd->add_option("--seeds", args->seeds, "Seeds: 42-51 or 1,2,3")->capture_default_str();
+  fgd->add_option("--tune", args->tune, "Arrived demand as a multiple of GPU capacity")
+      ->capture_default_str();
+  fgd->add_option("--out", args->out, "Output directory")->required();
+  fgd->add_option("--threads", args->threads, "Worker threads (0: one per core)")
+      ->capture_default_str();
+  fgd->add_flag("!--no-placements", args->placements, "Do not write placements.jsonl");
+  fgd->callback([args, &out, &err, &code] { code = RunSimFgd(*args, out, err); });
+}
+
+}  // namespace tessera::cli

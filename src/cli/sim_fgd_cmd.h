@@ -1,0 +1,27 @@
+// tessera sim fgd: the FGD experiment (docs/placement.md) for one or more policies and seeds.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace tessera::cli {
+
+struct SimFgdArgs {
+  std::string nodes;   // node list CSV (openb)
+  std::string pods;    // pod list CSV (openb)
+  std::string policy;  // a name, a comma-separated list, "all"; "" = the default policy
+  std::string seeds = "42-51";
+  double tune = 1.3;
+  std::string out;         // output directory
+  int threads = 0;         // 0 = one per core
+  bool placements = true;  // write placements.jsonl
+};
+
+// "42-51" or "1,5,9" -> seeds; error text in `error`.
+bool ParseSeeds(const std::string& text, std::vector<uint64_t>* seeds, std::string* error);
+
+int RunSimFgd(const SimFgdArgs& args, std::ostream& out, std::ostream& err);
+
+}  // namespace tessera::cli

@@ -1,0 +1,230 @@
+#include "sched/cell_state.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace tessera {
+namespace {
+
+uint64_t Mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+
+}  // namespace
+
+Result<CellState> CellState::FromSpec(const Spec& spec, std::optional<ClusterId> only) {
+  if (spec.device_models.size() > static_cast<size_t>(kMaxDeviceModels)) {
+    return InvalidArgument("the scheduler supports at most " + std::to_string(kMaxDeviceModels) +
+                           " device models in one cell, the spec declares " +
+                           std::to_string(spec.device_models.size()));
+  }
+  CellState c;
+  for (const DeviceModel& m : spec.device_models)
+    c.model_memory_.push_back(m.memory);
+  // Static types: capacity plus the device layout (model and island per index).
+  std::map<std::tuple<Milli, MiB, std::vector<std::pair<uint32_t, int32_t>>>, uint16_t> types;
+  for (size_t i = 0; i < spec.nodes.size(); ++i) {
+    const Node& n = spec.nodes[i];
+    if (only && n.cluster != *only) continue;
+    NodeState s;
+    s.cpu_total = s.cpu_free = n.cpu;
+    s.mem_total = s.mem_free = n.memory;
+    s.first_device = static_cast<uint32_t>(c.devices_.size());
+    s.device_count = static_cast<uint16_t>(n.devices.size());
+    std::vector<std::pair<uint32_t, int32_t>> layout;
+    for (const Device& d : n.devices) {
+      DeviceSlot slot;
+      slot.model = static_cast<uint16_t>(d.model.value());
+      slot.island = static_cast<uint16_t>(d.island);
+      c.devices_.push_back(slot);
+      s.models |= ModelMask{1} << d.model.value();
+      layout.emplace_back(d.model.value(), d.island);
+    }
+    auto [it, fresh] = types.emplace(std::make_tuple(n.cpu, n.memory, std::move(layout)),
+                                     static_cast<uint16_t>(types.size()));
+    s.type = it->second;
+    s.cluster = n.cluster.value();
+    s.leaf = n.leaf;
+    s.spine = n.spine;
+    s.rank = static_cast<uint32_t>(c.nodes_.size());
+    s.schedulable = !n.cordoned;
+    c.nodes_.push_back(s);
+    c.names_.push_back(n.name);
+    c.spec_ids_.push_back(NodeId(static_cast<uint32_t>(i)));
+  }
+  for (uint32_t i = 0; i < c.nodes_.size(); ++i)
+    c.Classify(i);
+  return c;
+}
+
+uint64_t CellState::Hash(uint32_t i) const {
+  const NodeState& n = nodes_[i];
+  uint64_t h = Mix(n.type, static_cast<uint64_t>(n.cpu_free));
+  h = Mix(h, static_cast<uint64_t>(n.mem_free));
+  h = Mix(h, n.kinds);
+  h = Mix(h, n.schedulable);
+  for (const DeviceSlot& d : devices(i))
+    h = Mix(h, (uint64_t{d.free} << 1) | d.healthy);
+  return h;
+}
+
+bool CellState::SameState(uint32_t a, uint32_t b) const {
+  const NodeState& x = nodes_[a];
+  const NodeState& y = nodes_[b];
+  if (x.type != y.type || x.cpu_free != y.cpu_free || x.mem_free != y.mem_free ||
+      x.kinds != y.kinds || x.schedulable != y.schedulable) {
+    return false;
+  }
+  auto dx = devices(a), dy = devices(b);
+  for (size_t k = 0; k < dx.size(); ++k) {
+    if (dx[k].free != dy[k].free || dx[k].healthy != dy[k].healthy) return false;
+  }
+  return true;
+}
+
+void CellState::Classify(uint32_t i) {
+  uint64_t h = Hash(i);
+  auto& bucket = by_hash_[h];
+  auto before = [this](uint32_t a, uint32_t b) {
+    return std::tie(nodes_[a].rank, a) < std::tie(nodes_[b].rank, b);
+  };
+  for (uint32_t slot : bucket) {
+    NodeClass& k = classes_[slot];
+    if (SameState(k.members.front(), i)) {
+      k.members.insert(std::upper_bound(k.members.begin(), k.members.end(), i, before), i);
+      nodes_[i].klass = slot;
+      ++k.stamp;
+      LogEvent(slot);
+      return;
+    }
+  }
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+    ++classes_[slot].generation;
+  } else {
+    slot = static_cast<uint32_t>(classes_.size());
+    classes_.emplace_back();
+  }
+  classes_[slot].hash = h;
+  classes_[slot].members = {i};
+  ++classes_[slot].stamp;
+  bucket.push_back(slot);
+  nodes_[i].klass = slot;
+  ++live_classes_;
+  LogEvent(slot);
+}
+
+void CellState::LogEvent(uint32_t slot) {
+  events_.push_back(slot);
+  // Keep the log bounded: a reader that falls behind the trimmed part rebuilds its index.
+  if (events_.size() > 8 * classes_.size() + 4096) {
+    size_t drop = events_.size() / 2;
+    events_.erase(events_.begin(), events_.begin() + static_cast<std::ptrdiff_t>(drop));
+    events_base_ += drop;
+  }
+}
+
+void CellState::Unclassify(uint32_t i) {
+  uint32_t slot = nodes_[i].klass;
+  NodeClass& k = classes_[slot];
+  auto it = std::find(k.members.begin(), k.members.end(), i);
+  CHECK(it != k.members.end()) << "node " << i << " missing from its class";
+  k.members.erase(it);
+  ++k.stamp;
+  if (!k.members.empty()) LogEvent(slot);
+  if (k.members.empty()) {
+    auto& bucket = by_hash_[k.hash];
+    bucket.erase(std::find(bucket.begin(), bucket.end(), slot));
+    if (bucket.empty()) by_hash_.erase(k.hash);
+    free_slots_.push_back(slot);
+    --live_classes_;
+  }
+}
+
+void CellState::Touch(uint32_t node) {
+  nodes_[node].version = ++version_;
+}
+
+Status CellState::Commit(const Placement& p) {
+  if (p.node >= nodes_.size()) return InvalidArgument("placement on an unknown node");
+  NodeState& n = nodes_[p.node];
+  if (n.version != p.node_version) {
+    return FailedPrecondition("node " + names_[p.node] +
+                              " changed since the placement was "
+                              "computed (version " +
+                              std::to_string(p.node_version) + " < " + std::to_string(n.version) +
+                              ")");
+  }
+  if (p.cpu > n.cpu_free || p.memory > n.mem_free) {
+    return InvalidArgument("placement exceeds the free CPU or memory of " + names_[p.node]);
+  }
+  for (const DeviceUse& u : p.devices) {
+    if (u.index >= n.device_count || u.milli > devices_[n.first_device + u.index].free) {
+      return InvalidArgument("placement exceeds the free share of a device on " + names_[p.node]);
+    }
+  }
+  Unclassify(p.node);
+  n.cpu_free -= p.cpu;
+  n.mem_free -= p.memory;
+  for (const DeviceUse& u : p.devices) {
+    devices_[n.first_device + u.index].free =
+        static_cast<uint16_t>(devices_[n.first_device + u.index].free - u.milli);
+  }
+  if (p.kind != 0) n.kinds |= 1u << p.kind;
+  ++n.tasks;
+  Touch(p.node);
+  Classify(p.node);
+  return Status::Ok();
+}
+
+void CellState::Release(const Placement& p) {
+  NodeState& n = nodes_[p.node];
+  Unclassify(p.node);
+  n.cpu_free += p.cpu;
+  n.mem_free += p.memory;
+  CHECK(n.cpu_free <= n.cpu_total && n.mem_free <= n.mem_total)
+      << "release of more than was committed on " << names_[p.node];
+  for (const DeviceUse& u : p.devices) {
+    DeviceSlot& d = devices_[n.first_device + u.index];
+    d.free = static_cast<uint16_t>(d.free + u.milli);
+    CHECK(d.free <= 1000) << "release of more than a whole device on " << names_[p.node];
+  }
+  CHECK(n.tasks > 0) << "release on an empty node";
+  if (--n.tasks == 0) n.kinds = 0;
+  Touch(p.node);
+  Classify(p.node);
+}
+
+void CellState::SetRanks(const std::vector<uint32_t>& rank_of_node) {
+  CHECK(rank_of_node.size() == nodes_.size()) << "one rank per node";
+  for (uint32_t i = 0; i < nodes_.size(); ++i)
+    Unclassify(i);
+  for (uint32_t i = 0; i < nodes_.size(); ++i)
+    nodes_[i].rank = rank_of_node[i];
+  for (uint32_t i = 0; i < nodes_.size(); ++i)
+    Classify(i);
+}
+
+void CellState::SetSchedulable(uint32_t node, bool schedulable) {
+  Unclassify(node);
+  nodes_[node].schedulable = schedulable;
+  Touch(node);
+  Classify(node);
+}
+
+size_t CellState::MemoryBytes() const {
+  size_t bytes = nodes_.capacity() * sizeof(NodeState) + devices_.capacity() * sizeof(DeviceSlot) +
+                 spec_ids_.capacity() * sizeof(NodeId) + classes_.capacity() * sizeof(NodeClass);
+  for (const std::string& s : names_)
+    bytes += sizeof(std::string) + s.capacity();
+  for (const NodeClass& k : classes_)
+    bytes += k.members.capacity() * sizeof(uint32_t);
+  bytes += by_hash_.size() * (sizeof(uint64_t) + sizeof(std::vector<uint32_t>) + 32);
+  return bytes;
+}
+
+}  // namespace tessera

@@ -1,0 +1,144 @@
+// CellState: the scheduler's view of a cell (one cluster, or several): nodes with free CPU and
+// memory, and their devices as individual instances with a free milli-share each.
+//
+// Versioned for shared-state concurrency (DESIGN.md §3, Omega-style): every node carries the
+// version of its last change, and a Placement records the version it was computed against;
+// Commit rejects it as stale if the node changed since.
+//
+// Equivalence classes: nodes whose whole state is identical (same static type, free CPU,
+// free memory, per-device free shares and health, kinds of tasks placed) share a class, so
+// filtering and scoring run once per class and the cost of a decision grows with the number
+// of distinct node states, not nodes. Members of a class are kept sorted by rank, the
+// tie-breaker (lower wins).
+//
+// Thread-safety: none. One scheduler worker owns a CellState; proposals computed elsewhere
+// are committed by the owner.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/status.h"
+#include "model/spec.h"
+#include "sched/task_shape.h"
+
+namespace tessera {
+
+struct DeviceSlot {
+  uint16_t model = 0;    // DeviceModelId value
+  uint16_t island = 0;   // island index within the node
+  uint16_t free = 1000;  // free milli-share
+  bool healthy = true;
+};
+
+struct NodeState {
+  Milli cpu_total = 0;
+  Milli cpu_free = 0;
+  MiB mem_total = 0;
+  MiB mem_free = 0;
+  uint64_t version = 0;
+  ModelMask models = 0;       // device models present on the node
+  uint32_t first_device = 0;  // index into the device array
+  uint16_t device_count = 0;
+  uint16_t type = 0;        // nodes with equal capacity and device layout share a type
+  uint32_t cluster = 0;     // ClusterId value
+  int32_t leaf = 0;         // cluster-local leaf switch
+  int32_t spine = 0;        // cluster-local spine
+  uint32_t rank = 0;        // tie-breaker: the lower rank wins
+  uint32_t kinds = 0;       // bit mask of TaskShape::kind() of the tasks placed
+  uint32_t tasks = 0;       // tasks placed
+  uint32_t klass = 0;       // equivalence class slot
+  bool schedulable = true;  // not cordoned, healthy
+};
+
+// One device of a placement and the share it takes.
+struct DeviceUse {
+  uint16_t index = 0;  // device index within the node
+  Milli milli = 0;
+};
+
+// Where one task goes: a proposal until committed.
+struct Placement {
+  uint32_t node = 0;
+  uint64_t node_version = 0;
+  Milli cpu = 0;
+  MiB memory = 0;
+  uint32_t kind = 0;
+  std::vector<DeviceUse> devices;
+};
+
+struct NodeClass {
+  uint32_t generation = 0;        // bumped whenever the slot is reused
+  uint32_t stamp = 0;             // bumped whenever the members change
+  std::vector<uint32_t> members;  // node indices, sorted by (rank, index)
+  uint64_t hash = 0;
+  bool live() const { return !members.empty(); }
+};
+
+class CellState {
+ public:
+  // Nodes of the whole spec, or of one cluster. Ranks default to the node order.
+  static Result<CellState> FromSpec(const Spec& spec, std::optional<ClusterId> only = {});
+
+  size_t node_count() const { return nodes_.size(); }
+  const NodeState& node(uint32_t i) const { return nodes_[i]; }
+  std::span<const DeviceSlot> devices(uint32_t i) const {
+    return {devices_.data() + nodes_[i].first_device, nodes_[i].device_count};
+  }
+  const std::string& node_name(uint32_t i) const { return names_[i]; }
+  NodeId spec_node(uint32_t i) const { return spec_ids_[i]; }
+  MiB model_memory(uint16_t model) const { return model_memory_[model]; }
+  size_t model_count() const { return model_memory_.size(); }
+  uint64_t version() const { return version_; }
+
+  // Equivalence classes, by slot; dead slots have no members.
+  size_t class_slots() const { return classes_.size(); }
+  const NodeClass& klass(uint32_t slot) const { return classes_[slot]; }
+  size_t live_classes() const { return live_classes_; }
+
+  // The log of class changes (a class born, or its members changed), as slot numbers, so a
+  // placer can maintain per-shape indexes incrementally. Positions are absolute; the log is
+  // trimmed from the front, and a reader whose position is below events_begin() must rebuild.
+  uint64_t events_begin() const { return events_base_; }
+  uint64_t events_end() const { return events_base_ + events_.size(); }
+  uint32_t event(uint64_t position) const { return events_[position - events_base_]; }
+
+  // Applies a placement; FailedPrecondition if the node changed since it was computed,
+  // InvalidArgument if it does not fit (a bug in the proposer, reported rather than applied).
+  Status Commit(const Placement& p);
+  // Returns a committed placement's resources (a task ended or was preempted).
+  void Release(const Placement& p);
+  void SetRanks(const std::vector<uint32_t>& rank_of_node);
+  void SetSchedulable(uint32_t node, bool schedulable);
+
+  // Bytes held per node (state, devices, name, class membership), for the memory target.
+  size_t MemoryBytes() const;
+
+ private:
+  struct Builder;
+  void Classify(uint32_t node);
+  void Unclassify(uint32_t node);
+  uint64_t Hash(uint32_t node) const;
+  bool SameState(uint32_t a, uint32_t b) const;
+  void Touch(uint32_t node);
+  void LogEvent(uint32_t slot);
+
+  std::vector<NodeState> nodes_;
+  std::vector<DeviceSlot> devices_;
+  std::vector<std::string> names_;
+  std::vector<NodeId> spec_ids_;
+  std::vector<MiB> model_memory_;
+  std::vector<NodeClass> classes_;
+  std::vector<uint32_t> free_slots_;
+  std::unordered_map<uint64_t, std::vector<uint32_t>> by_hash_;
+  size_t live_classes_ = 0;
+  uint64_t version_ = 0;
+  std::vector<uint32_t> events_;
+  uint64_t events_base_ = 0;
+};
+
+}  // namespace tessera

@@ -1,0 +1,48 @@
+// Why a task does not fit: ordered reason codes with node counts, as in
+// "0/1213 nodes fit: 1002 insufficient free GPU, 150 GPU model not allowed, 61 insufficient
+// CPU".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace tessera {
+
+// The first filter that dropped a node. Order = the order of the filter chain.
+enum class Reason : uint8_t {
+  kUnschedulable,    // cordoned or unhealthy
+  kModelNotAllowed,  // no device of an acceptable model
+  kDeviceMemory,     // acceptable devices, but with too little memory
+  kInsufficientCpu,
+  kInsufficientMemory,
+  kInsufficientDevices,  // not enough free devices / free share of an acceptable model
+  kTopology,             // a gang's topology domain is too small
+};
+inline constexpr int kReasonCount = 7;
+
+std::string_view ReasonCode(Reason r);  // "InsufficientDevices"
+std::string_view ReasonText(Reason r);  // "insufficient free devices"
+
+struct Explanation {
+  uint32_t total_nodes = 0;
+  uint32_t feasible_nodes = 0;
+  // Nodes dropped per reason, most frequent first (ties in filter order); zero counts omitted.
+  std::vector<std::pair<Reason, uint32_t>> dropped;
+
+  std::string ToString() const;  // "0/1213 nodes fit: 1002 insufficient free devices, ..."
+};
+
+// Accumulates counts per reason, then orders them.
+class ReasonCounter {
+ public:
+  void Add(Reason r, uint32_t nodes) { counts_[static_cast<size_t>(r)] += nodes; }
+  Explanation Finish(uint32_t total, uint32_t feasible) const;
+
+ private:
+  uint32_t counts_[kReasonCount] = {};
+};
+
+}  // namespace tessera

@@ -1,0 +1,48 @@
+#include "sched/fragmentation.h"
+
+namespace tessera {
+
+double TargetWorkload::Fragmentation(Milli cpu_free, std::span<const uint16_t> free,
+                                     ModelMask node_models) const {
+  int64_t total = 0;
+  for (uint16_t g : free)
+    total += g;
+  if (total == 0) return 0;
+  // Buckets in the measure's own order: Q1 lack both, Q2 lack devices, Q3 fits, Q4 lack CPU,
+  // XL / XR CPU-only typical tasks, NA model not on the node. Q3's partial devices go to Q2.
+  double q1 = 0, q2 = 0, q4 = 0, xl = 0, xr = 0, na = 0;
+  const double g_total = static_cast<double>(total);
+  for (const TypicalTask& t : tasks_) {
+    if (t.milli == 0) {
+      (cpu_free >= t.cpu ? xl : xr) += t.weight * g_total;
+      continue;
+    }
+    if ((t.models & node_models) == 0) {
+      na += t.weight * g_total;
+      continue;
+    }
+    int32_t hosts = 0;
+    int64_t too_small = 0;
+    for (uint16_t g : free) {
+      if (g >= t.milli) {
+        ++hosts;
+      } else {
+        too_small += g;
+      }
+    }
+    bool host = hosts >= t.count;
+    bool cpu = cpu_free >= t.cpu;
+    if (host && cpu) {
+      q2 += t.weight * static_cast<double>(too_small);
+    } else if (host) {
+      q4 += t.weight * g_total;
+    } else if (cpu) {
+      q2 += t.weight * g_total;
+    } else {
+      q1 += t.weight * g_total;
+    }
+  }
+  return q1 + q2 + q4 + xl + xr + na;
+}
+
+}  // namespace tessera

@@ -1,0 +1,42 @@
+// FGD's fragmentation measure (Weng et al., "Beware of Fragmentation", USENIX ATC'23): the
+// expected device capacity on a node that a task drawn from the target workload could not
+// use. The target workload is the set of typical task shapes with their popularity.
+//
+// Exactly as ../shared/data/FGD-PROTOCOL.md §7 describes, including which idle capacity
+// counts as fragment (all of it for CPU-only typical tasks and for typical tasks whose model
+// the node lacks; only the too-small partial devices when a typical task fits).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "common/quantity.h"
+#include "sched/task_shape.h"
+
+namespace tessera {
+
+struct TypicalTask {
+  Milli cpu = 0;    // non-zero CPU
+  Milli milli = 0;  // share per device; 0 = CPU-only
+  int32_t count = 0;
+  ModelMask models = kAnyAccelerator;
+  double weight = 0;  // popularity, the weights sum to 1
+};
+
+class TargetWorkload {
+ public:
+  TargetWorkload() = default;
+  explicit TargetWorkload(std::vector<TypicalTask> tasks) : tasks_(std::move(tasks)) {}
+  const std::vector<TypicalTask>& tasks() const { return tasks_; }
+  bool empty() const { return tasks_.empty(); }
+
+  // The fragmentation (milli-devices) of a node with `cpu_free` and device free shares
+  // `free`, whose devices are of the models in `node_models`.
+  double Fragmentation(Milli cpu_free, std::span<const uint16_t> free, ModelMask node_models) const;
+
+ private:
+  std::vector<TypicalTask> tasks_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,103 @@
+// The single-task placement pipeline: filter -> score -> select, over equivalence classes of
+// nodes (CellState) with a per-class cache, so a decision costs O(distinct node states).
+//
+//   filter: a fixed chain (schedulable, device model, device memory, CPU, memory, free
+//           devices); the first filter that drops a node names the reason.
+//   score:  the policy plug-in (Scorer), once per class and task shape.
+//   select: the highest score; ties go to the lowest rank (a stable key).
+//
+// Per task shape, the placer keeps a heap of (score, rank) over the feasible classes, brought
+// up to date from CellState's log of class changes, so a decision costs O(changes since the
+// shape was last placed x log classes) rather than a scan of every class. Explanations of
+// why nodes were dropped need the scan: they are computed when nothing fits, or always in
+// explain mode.
+//
+// The result separates retry-later (Pending: nothing fits now, but would on an empty cell)
+// from never (Infeasible: no node could host it even if empty).
+//
+// Thread-safety: none; a Placer belongs to one scheduler worker, like its CellState.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "common/rng.h"
+#include "sched/cell_state.h"
+#include "sched/explain.h"
+#include "sched/scorer.h"
+#include "sched/task_shape.h"
+
+namespace tessera {
+
+enum class PlaceOutcome { kPlaced, kPending, kInfeasible };
+
+struct PlaceResult {
+  PlaceOutcome outcome = PlaceOutcome::kPending;
+  Placement placement;  // set when placed
+  double score = 0;
+  Explanation why;  // filter counts over all nodes
+};
+
+// The filter chain for one node; nullopt = the node can host the task now.
+std::optional<Reason> FilterNode(const CellState& cell, uint32_t node, const TaskShape& shape);
+// Whether the node could host the task if it were empty and healthy.
+bool FitsEmpty(const CellState& cell, uint32_t node, const TaskShape& shape);
+
+class Placer {
+ public:
+  explicit Placer(Scorer& scorer) : scorer_(scorer) {}
+
+  // Chooses a node and devices for one task. `shape.id` must come from a ShapeTable (it keys
+  // the cache). `rng` is used only by uniform policies and may be null otherwise.
+  PlaceResult Place(const CellState& cell, const TaskShape& shape, Rng* rng = nullptr);
+
+  // Restricts candidates to nodes for which `allow(node)` is true (gang topology domains).
+  // Classes are then evaluated member by member; the cache still serves filter and score.
+  PlaceResult PlaceWithin(const CellState& cell, const TaskShape& shape,
+                          const std::vector<uint32_t>& nodes, Rng* rng = nullptr);
+
+  Scorer& scorer() { return scorer_; }
+  // Computes the filter counts for every decision, not only failed ones.
+  void set_explain(bool explain) { explain_ = explain; }
+
+ private:
+  struct HeapEntry {
+    double score;
+    uint32_t rank;
+    uint32_t slot;
+    uint32_t generation;
+    uint32_t stamp;
+    // std::priority_queue keeps the greatest on top: the higher score, then the lower rank.
+    bool operator<(const HeapEntry& o) const {
+      return score < o.score || (score == o.score && rank > o.rank);
+    }
+  };
+  struct ShapeIndex {
+    bool built = false;
+    uint64_t cursor = 0;
+    std::vector<HeapEntry> heap;
+  };
+  PlaceResult PlaceByScan(const CellState& cell, const TaskShape& shape, Rng* rng);
+  PlaceResult PlaceByIndex(const CellState& cell, const TaskShape& shape, Rng* rng);
+  void Push(const CellState& cell, ShapeIndex& index, uint32_t slot, const TaskShape& shape);
+
+  struct Evaluation {
+    uint32_t generation = 0;
+    uint32_t shape = 0;
+    bool feasible = false;
+    Reason reason = Reason::kUnschedulable;
+    double score = 0;
+    std::vector<DeviceUse> pick;
+  };
+  const Evaluation& Evaluate(const CellState& cell, uint32_t slot, const TaskShape& shape);
+  PlaceResult Finish(const CellState& cell, const TaskShape& shape, uint32_t node,
+                     const Evaluation& e, Rng* rng);
+  PlaceResult NotPlaced(const CellState& cell, const TaskShape& shape, Explanation why);
+
+  Scorer& scorer_;
+  bool explain_ = false;
+  std::vector<std::vector<Evaluation>> cache_;  // by class slot
+  std::vector<ShapeIndex> index_;               // by shape id
+};
+
+}  // namespace tessera

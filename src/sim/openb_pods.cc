@@ -1,0 +1,84 @@
+#include "sim/openb_pods.h"
+
+#include "config/csv.h"
+
+namespace tessera {
+namespace {
+
+Result<std::vector<TracePod>> FromTable(const CsvTable& t) {
+  TESSERA_RETURN_IF_ERROR(
+      t.RequireColumns({"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec",
+                        "qos", "pod_phase", "creation_time", "deletion_time", "scheduled_time"}));
+  std::vector<TracePod> pods;
+  pods.reserve(t.size());
+  CsvErrors errors;
+  for (size_t i = 0; i < t.size(); ++i) {
+    CsvRow r = t.row(i);
+    if (Status s = r.CheckWidth(); !s.ok()) {
+      errors.Add(s);
+      continue;
+    }
+    TracePod p;
+    bool ok = true;
+    auto get_int = [&](std::string_view col, int64_t lo, int64_t hi) -> int64_t {
+      auto v = r.Int(col, lo, hi);
+      if (!v.ok()) {
+        errors.Add(v.status());
+        ok = false;
+        return 0;
+      }
+      return *v;
+    };
+    auto name = r.NonEmpty("name");
+    if (!name.ok()) {
+      errors.Add(name.status());
+      continue;
+    }
+    p.name = std::string(*name);
+    p.cpu = get_int("cpu_milli", 0, int64_t{1} << 40);
+    p.memory = get_int("memory_mib", 0, int64_t{1} << 40);
+    p.num_gpu = static_cast<int32_t>(get_int("num_gpu", 0, 1024));
+    // Shares outside (0, 1000] are clipped by the experiment, as the original does; only
+    // negative garbage beyond that is an error.
+    p.gpu_milli = get_int("gpu_milli", -1000000, 1000000);
+    auto time = [&](std::string_view col) -> std::optional<TimeMs> {
+      auto text = r.Text(col);
+      if (text.ok() && text->empty()) return std::nullopt;
+      return get_int(col, 0, int64_t{1} << 40) * 1000;
+    };
+    p.creation = time("creation_time");
+    p.deletion = time("deletion_time");
+    p.scheduled = time("scheduled_time");
+    if (!ok) continue;
+    std::string_view spec = *r.Text("gpu_spec");
+    size_t start = 0;
+    while (start <= spec.size()) {
+      size_t bar = spec.find('|', start);
+      if (bar == std::string_view::npos) bar = spec.size();
+      if (bar > start) p.spec.emplace_back(spec.substr(start, bar - start));
+      start = bar + 1;
+    }
+    p.qos = std::string(*r.Text("qos"));
+    p.phase = std::string(*r.Text("pod_phase"));
+    pods.push_back(std::move(p));
+  }
+  TESSERA_RETURN_IF_ERROR(errors.ToStatus(t.name()));
+  if (pods.empty()) return InvalidArgument(t.name() + ": no pods");
+  return pods;
+}
+
+}  // namespace
+
+Result<std::vector<TracePod>> ReadOpenbPods(const std::string& path) {
+  auto t = CsvTable::ReadFile(path);
+  if (!t.ok()) return t.status();
+  return FromTable(*t);
+}
+
+Result<std::vector<TracePod>> ParseOpenbPods(const std::string& name, std::string_view text) {
+  auto t = CsvTable::Parse(name, text);
+  if (!t.ok()) return t.status();
+  return FromTable(*t);
+}
+
+}  // namespace tessera
