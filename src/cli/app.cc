@@ -15,6 +15,7 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   int code = kExitOk;
   RegisterValidate(app, out, err, code);
   RegisterFleet(app, out, err, code);
+  RegisterPlace(app, out, err, code);
   RegisterSim(app, out, err, code);
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

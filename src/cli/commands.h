@@ -9,6 +9,7 @@ namespace tessera::cli {
 
 void RegisterValidate(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
 void RegisterFleet(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
+void RegisterPlace(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
 void RegisterSim(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
 
 }  // namespace tessera::cli

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "config/builder.h"
@@ -128,7 +129,11 @@ LoadResult LoadSpecFiles(const std::vector<std::string>& paths) {
   namespace fs = std::filesystem;
   std::vector<SourceText> sources;
   Diagnostics io_errors;
+  std::set<std::string> seen;  // a file named twice (directly or through a directory) loads once
   auto read = [&](const std::string& path) {
+    std::error_code canon_error;
+    std::string canonical = std::filesystem::weakly_canonical(path, canon_error).string();
+    if (!seen.insert(canon_error ? path : canonical).second) return;
     std::ifstream in(path, std::ios::binary);
     if (!in) {
       io_errors.Error({path, 0, 0}, "", "cannot read file");
