@@ -27,9 +27,12 @@ struct PlaceArgs {
 
 std::string_view OutcomeName(PlaceOutcome o) {
   switch (o) {
-    case PlaceOutcome::kPlaced: return "placed";
-    case PlaceOutcome::kPending: return "pending";
-    case PlaceOutcome::kInfeasible: return "infeasible";
+    case PlaceOutcome::kPlaced:
+      return "placed";
+    case PlaceOutcome::kPending:
+      return "pending";
+    case PlaceOutcome::kInfeasible:
+      return "infeasible";
   }
   return "?";
 }
@@ -45,10 +48,13 @@ TargetWorkload DeclaredWorkload(const Spec& spec) {
     total += count;
   };
   for (const Job& j : spec.jobs) {
-    for (const TaskGroup& g : j.task_groups) add(g.request, g.count);
+    for (const TaskGroup& g : j.task_groups)
+      add(g.request, g.count);
   }
-  for (const Service& s : spec.services) add(s.replica, std::max(1, s.min_replicas));
-  for (TypicalTask& t : tasks) t.weight /= total;
+  for (const Service& s : spec.services)
+    add(s.replica, std::max(1, s.min_replicas));
+  for (TypicalTask& t : tasks)
+    t.weight /= total;
   return TargetWorkload(std::move(tasks));
 }
 
@@ -119,7 +125,8 @@ int RunPlace(const PlaceArgs& args, std::ostream& out, std::ostream& err) {
       TaskShape s = MakeTaskShape(spec, g.request);
       shapes.Intern(s);
       gang.groups.push_back({s, g.count});
-      for (int32_t i = 0; i < g.count; ++i) names.push_back(g.name + "-" + std::to_string(i));
+      for (int32_t i = 0; i < g.count; ++i)
+        names.push_back(g.name + "-" + std::to_string(i));
     }
     emit(j.name, names, PlaceGang(*cell, placer, gang, &rng));
   }
@@ -147,8 +154,8 @@ int RunPlace(const PlaceArgs& args, std::ostream& out, std::ostream& err) {
       devices += (devices.empty() ? "" : ",") + std::to_string(d["index"].get<int>());
       if (d["milli"].get<int>() < 1000) devices += fmt::format("({}m)", d["milli"].get<int>());
     }
-    table.Add({row["job"], row["task"], row["cluster"], row["node"],
-               devices.empty() ? "-" : devices});
+    table.Add(
+        {row["job"], row["task"], row["cluster"], row["node"], devices.empty() ? "-" : devices});
   }
   table.Write(out);
   return kExitOk;
@@ -157,10 +164,10 @@ int RunPlace(const PlaceArgs& args, std::ostream& out, std::ostream& err) {
 }  // namespace
 
 void RegisterPlace(CLI::App& app, std::ostream& out, std::ostream& err, int& code) {
-  auto* cmd = app.add_subcommand("place", "Dry run: where each task of each job would go, or why not");
+  auto* cmd =
+      app.add_subcommand("place", "Dry run: where each task of each job would go, or why not");
   auto args = std::make_shared<PlaceArgs>();
-  cmd->add_option("--fleet", args->fleet, "Fleet configuration files or directories")
-      ->required();
+  cmd->add_option("--fleet", args->fleet, "Fleet configuration files or directories")->required();
   cmd->add_option("--jobs", args->jobs, "Files or directories with the jobs and services")
       ->required();
   cmd->add_option("--policy", args->policy, "Placement policy")->capture_default_str();

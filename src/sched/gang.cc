@@ -11,11 +11,14 @@ namespace {
 uint64_t DomainKey(const NodeState& n, uint32_t node, TopologyLevel level) {
   switch (level) {
     case TopologyLevel::kIsland:  // islands are checked on the placements of a node domain
-    case TopologyLevel::kNode: return node;
-    case TopologyLevel::kLeaf: return (uint64_t{n.cluster} << 32) | static_cast<uint32_t>(n.leaf);
+    case TopologyLevel::kNode:
+      return node;
+    case TopologyLevel::kLeaf:
+      return (uint64_t{n.cluster} << 32) | static_cast<uint32_t>(n.leaf);
     case TopologyLevel::kSpine:
       return (uint64_t{n.cluster} << 32) | static_cast<uint32_t>(n.spine);
-    default: return n.cluster;
+    default:
+      return n.cluster;
   }
 }
 
@@ -78,13 +81,24 @@ GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, R
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return gang.groups[a].shape.total_milli() > gang.groups[b].shape.total_milli();
   });
-  TopologyLevel loosest = gang.require == TopologyLevel::kAny || gang.require > TopologyLevel::kCluster
-                              ? TopologyLevel::kCluster
-                              : gang.require;
+  TopologyLevel loosest =
+      gang.require == TopologyLevel::kAny || gang.require > TopologyLevel::kCluster
+          ? TopologyLevel::kCluster
+          : gang.require;
   // A single task needs no island or node check of its own; a gang starts at the island.
   TopologyLevel start = TopologyLevel::kIsland;
+  // A gang larger than any node cannot sit within a node or an island: skip those levels
+  // without building their domains.
+  int64_t largest_node = 0;
+  for (uint32_t i = 0; i < cell.node_count(); ++i) {
+    largest_node = std::max<int64_t>(largest_node, cell.node(i).device_count * int64_t{1000});
+  }
+  if (need.device_milli > largest_node && loosest > TopologyLevel::kNode) {
+    start = TopologyLevel::kLeaf;
+  }
   std::string last_detail;
-  for (auto level = start; level <= loosest; level = static_cast<TopologyLevel>(static_cast<int>(level) + 1)) {
+  for (auto level = start; level <= loosest;
+       level = static_cast<TopologyLevel>(static_cast<int>(level) + 1)) {
     // Group the nodes into domains.
     std::map<uint64_t, std::vector<uint32_t>> domains;
     for (uint32_t i = 0; i < cell.node_count(); ++i) {
@@ -103,8 +117,8 @@ GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, R
     std::stable_sort(fit.begin(), fit.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     last_detail = "no " + std::string(TopologyLevelName(level)) + " holds the gang's " +
-                  std::to_string(need.device_milli / 1000) + " free devices (largest: " +
-                  std::to_string(largest / 1000) + ")";
+                  std::to_string(need.device_milli / 1000) +
+                  " free devices (largest: " + std::to_string(largest / 1000) + ")";
     constexpr size_t kMaxDomainsTried = 8;
     for (size_t d = 0; d < fit.size() && d < kMaxDomainsTried; ++d) {
       std::vector<Placement> done;
@@ -126,9 +140,11 @@ GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, R
       size_t cursor = 0;
       std::vector<std::vector<Placement>> by_group(gang.groups.size());
       for (size_t gi : order) {
-        for (int32_t t = 0; t < gang.groups[gi].count; ++t) by_group[gi].push_back(done[cursor++]);
+        for (int32_t t = 0; t < gang.groups[gi].count; ++t)
+          by_group[gi].push_back(done[cursor++]);
       }
-      for (auto& g : by_group) in_order.insert(in_order.end(), g.begin(), g.end());
+      for (auto& g : by_group)
+        in_order.insert(in_order.end(), g.begin(), g.end());
       result.outcome = PlaceOutcome::kPlaced;
       result.placements = std::move(in_order);
       result.level = level;

@@ -31,8 +31,8 @@ struct GangResult {
   // One placement per task, group by group, in task order; set when placed.
   std::vector<Placement> placements;
   TopologyLevel level = TopologyLevel::kAny;  // the level the gang landed within
-  Explanation why;                             // when not placed
-  std::string detail;                          // e.g. "no leaf holds 256 free devices"
+  Explanation why;                            // when not placed
+  std::string detail;                         // e.g. "no leaf holds 256 free devices"
 };
 
 GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, Rng* rng = nullptr);

@@ -1,12 +1,12 @@
 // tessera place through the real binary: JSON per task with job, task, cluster, node and
 // devices; a gang that cannot fit its topology is pending with reasons; bad flags exit 2.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
@@ -21,7 +21,8 @@ int Tessera(const std::string& args, std::string* out) {
   char buf[4096];
   size_t n;
   out->clear();
-  while ((n = fread(buf, 1, sizeof buf, pipe.get())) > 0) out->append(buf, n);
+  while ((n = fread(buf, 1, sizeof buf, pipe.get())) > 0)
+    out->append(buf, n);
   return WEXITSTATUS(pclose(pipe.release()));
 }
 
@@ -49,7 +50,8 @@ TEST(Place, JsonNamesClusterNodeAndDevicesPerTask) {
 }
 
 TEST(Place, AGangTooBigForItsLeafIsPendingWithReasons) {
-  fs::path jobs = fs::temp_directory_path() / ("tessera-place-" + std::to_string(::getpid()) + ".yaml");
+  fs::path jobs =
+      fs::temp_directory_path() / ("tessera-place-" + std::to_string(::getpid()) + ".yaml");
   // Three gangs of 2 x 8 A100 per leaf: two fit (one per leaf), the third must wait.
   std::ofstream(jobs) << R"(jobs:
   - {name: a, class: training, tenant: demo/team, gang: {require: leaf},

@@ -43,7 +43,8 @@ GangRequest Gang(Fixture& f, int32_t tasks, int32_t devices, TopologyLevel requi
 int64_t FreeDevices(const CellState& c) {
   int64_t n = 0;
   for (uint32_t i = 0; i < c.node_count(); ++i) {
-    for (const DeviceSlot& d : c.devices(i)) n += d.free;
+    for (const DeviceSlot& d : c.devices(i))
+      n += d.free;
   }
   return n;
 }
@@ -108,7 +109,8 @@ TEST(Gang, AllOrNothingLeavesTheCellUnchanged) {
     for (uint32_t i = 0; i < f->cell.node_count(); ++i) {
       if (f->cell.node(i).leaf != *used_leaves.begin() && f->cell.devices(i).size() == 8) {
         Placement p{i, f->cell.node(i).version, 0, 0, 0, {}};
-        for (uint16_t k = 0; k < 8; ++k) p.devices.push_back({k, 1000});
+        for (uint16_t k = 0; k < 8; ++k)
+          p.devices.push_back({k, 1000});
         ASSERT_TRUE(f->cell.Commit(p).ok());
         break;
       }
