@@ -1,29 +1,27 @@
-// tessera (the default): fragmentation gradient descent with a best-fit tie-break.
-//
-// FGD scores a node by sigmoid(decrease of the node's expected fragmentation) x 100,
-// truncated to an integer; most candidates then tie and FGD breaks the tie by an arbitrary
-// node rank. Tessera keeps FGD's integer score as the primary key — measured, its coarse
-// buckets beat ranking by the exact change (which over-fits the typical-task weights: 92.1%
-// vs 95.3% allocation on openb, seeds 42-43) — and breaks the ties by best fit: the node with
-// the least CPU and device capacity left after placement, and for a share the device left
-// with the least free share. Packing the ties keeps whole devices and whole nodes free for
-// the tasks that need them.
-//
-// Without a target workload (no trace to learn typical task shapes from) it is best-fit.
+// EXPERIMENTAL harness (research) — env knobs, to be replaced.
 #include <cmath>
+#include <cstdlib>
 
 #include "sched/policy/builtin.h"
 
 namespace tessera::policy {
 namespace {
 
-// The tie-break weights keep each key below the resolution of the previous one: FGD scores
-// are integers, the node fit is in [0, 0.1), the device fit in [0, 1e-4).
-constexpr double kNodeFitWeight = 0.1;
-constexpr double kDeviceFitWeight = 1e-4;
-
-int64_t FgdScore(double growth) {
-  return static_cast<int64_t>(1.0 / (1.0 + std::exp(growth / 1000.0)) * 100.0);
+double Env(const char* n, double d) {
+  const char* v = std::getenv(n);
+  return v ? std::atof(v) : d;
+}
+struct P {
+  double A = Env("TA", 1);           // fgd int weight
+  double T = Env("TT", 1000);        // sigmoid temperature
+  double B = Env("TB", 0);           // exact -growth weight (GPUs)
+  double C = Env("TC", 1e-4);        // device fit weight (shares)
+  double D = Env("TD", 0.1);         // node fit weight
+  int devsel = (int)Env("TDEV", 0);  // 0 = by score, 1 = best fit device first
+};
+const P& Params() {
+  static P p;
+  return p;
 }
 
 class TesseraScorer final : public Scorer {
@@ -31,8 +29,14 @@ class TesseraScorer final : public Scorer {
   explicit TesseraScorer(const TargetWorkload* w) : workload_(w) {}
   std::string_view name() const override { return "tessera"; }
 
+  double Int(double growth) const {
+    const P& p = Params();
+    return static_cast<double>(static_cast<int64_t>(1.0 / (1.0 + std::exp(growth / p.T)) * 100.0));
+  }
+
   double Score(const CellState& cell, uint32_t node, const TaskShape& shape,
                std::vector<DeviceUse>* pick) const override {
+    const P& p = Params();
     pick->clear();
     if (scale_.max_cpu <= 1) scale_ = ComputeCellScale(cell);
     const NodeState& n = cell.node(node);
@@ -42,13 +46,12 @@ class TesseraScorer final : public Scorer {
     int64_t gpu_left = 0;
     for (size_t k = 0; k < count; ++k)
       gpu_left += free[k];
-    // Capacity left after placement, normalised to [0, 1]: less is a better fit.
     double left = (static_cast<double>(n.cpu_free - shape.cpu_for_score) /
                        static_cast<double>(scale_.max_cpu) +
                    static_cast<double>(gpu_left - shape.total_milli()) /
                        static_cast<double>(scale_.max_device_milli)) /
                   2;
-    double node_fit = kNodeFitWeight * (1 - left);
+    double node_fit = p.D * (1 - left);
     if (workload_ == nullptr || workload_->empty()) {
       PickBestDevices(cell, node, shape, pick);
       return node_fit;
@@ -65,7 +68,7 @@ class TesseraScorer final : public Scorer {
         double growth = workload_->Fragmentation(cpu_after, shares, n.models) - before;
         free[k] = saved;
         double device_fit = 1 - static_cast<double>(saved - shape.milli) / 1000;
-        double s = static_cast<double>(FgdScore(growth)) + kDeviceFitWeight * device_fit;
+        double s = p.A * Int(growth) - p.B * growth / 1000 + p.C * device_fit;
         if (s > best) {
           best = s;
           pick->assign({{static_cast<uint16_t>(k), shape.milli}});
@@ -79,7 +82,7 @@ class TesseraScorer final : public Scorer {
         free[u.index] = 0;
     }
     double growth = workload_->Fragmentation(cpu_after, shares, n.models) - before;
-    return static_cast<double>(FgdScore(growth)) + node_fit;
+    return p.A * Int(growth) - p.B * growth / 1000 + node_fit;
   }
 
  private:

@@ -1,0 +1,57 @@
+// tessera fleet import through the real binary, as docs/cli.md shows it: the imported openb
+// fleet validates and the fleet view reports its totals. Also --help and --version.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace tessera {
+namespace {
+
+namespace fs = std::filesystem;
+
+int Tessera(const std::string& args, std::string* out) {
+  std::string cmd = std::string(TESSERA_BINARY) + " " + args + " 2>&1";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+  char buf[4096];
+  size_t n;
+  out->clear();
+  while ((n = fread(buf, 1, sizeof buf, pipe.get())) > 0)
+    out->append(buf, n);
+  return WEXITSTATUS(pclose(pipe.release()));
+}
+
+TEST(FleetImportCli, OpenbImportValidatesWithTheRightTotals) {
+  fs::path yaml =
+      fs::temp_directory_path() / ("tessera-openb-" + std::to_string(::getpid()) + ".yaml");
+  std::string out;
+  ASSERT_EQ(Tessera("fleet import --format openb " + std::string(TESSERA_SHARED_DATA) +
+                        "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv -o " + yaml.string(),
+                    &out),
+            0)
+      << out;
+  ASSERT_EQ(Tessera("validate " + yaml.string(), &out), 0) << out;
+  ASSERT_EQ(Tessera("fleet " + yaml.string() + " -o json", &out), 0) << out;
+  auto doc = nlohmann::json::parse(out);
+  EXPECT_EQ(doc["totals"]["nodes"], 1213);
+  EXPECT_EQ(doc["totals"]["devices"], 6212);
+  fs::remove(yaml);
+  EXPECT_EQ(Tessera("fleet import --format nope x.csv -o y.yaml", &out), 2);
+}
+
+TEST(Cli, HelpAndVersion) {
+  std::string out;
+  EXPECT_EQ(Tessera("--help", &out), 0);
+  for (const char* cmd : {"validate", "fleet", "place", "sim"}) {
+    EXPECT_NE(out.find(cmd), std::string::npos) << cmd;
+  }
+  EXPECT_EQ(Tessera("--version", &out), 0);
+  EXPECT_NE(out.find("tessera 0.1.0"), std::string::npos);
+  EXPECT_EQ(Tessera("", &out), 2);  // a subcommand is required
+}
+
+}  // namespace
+}  // namespace tessera
