@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "cli/fleet_import_cmd.h"
 #include "cli/fleet_view_output.h"
+#include "cli/load.h"
 #include "cli/output.h"
 #include "config/loader.h"
 #include "sched/fleet_view.h"
@@ -40,23 +41,21 @@ cmd->callback([cmd, import, files, format, &out, &err, &code] {
     code = kExitInvalidInput;
     return;
   }
-  LoadResult r = LoadSpecFiles(*files);
-  if (!r.spec) {
-    err << r.diagnostics.ToString();
-    err << r.diagnostics.Sorted().size() << " error(s); nothing was loaded\n";
+  std::optional<Spec> spec = LoadOrReport(*files, err);
+  if (!spec) {
     code = kExitInvalidInput;
     return;
   }
-  FleetView view = ComputeFleetView(*r.spec);
+  FleetView view = ComputeFleetView(*spec);
   switch (*ParseOutputFormat(*format)) {
     case OutputFormat::kTable:
-      WriteFleetViewTable(*r.spec, view, out);
+      WriteFleetViewTable(*spec, view, out);
       break;
     case OutputFormat::kJson:
-      out << FleetViewJson(*r.spec, view).dump(2) << "\n";
+      out << FleetViewJson(*spec, view).dump(2) << "\n";
       break;
     case OutputFormat::kYaml:
-      WriteYaml(FleetViewJson(*r.spec, view), out);
+      WriteYaml(FleetViewJson(*spec, view), out);
       break;
   }
   code = kExitOk;

@@ -7,8 +7,8 @@
 
 #include "cli/app.h"
 #include "cli/commands.h"
+#include "cli/load.h"
 #include "cli/output.h"
-#include "config/loader.h"
 #include "sched/fragmentation.h"
 #include "sched/gang.h"
 #include "sched/scorer.h"
@@ -61,13 +61,9 @@ TargetWorkload DeclaredWorkload(const Spec& spec) {
 int RunPlace(const PlaceArgs& args, std::ostream& out, std::ostream& err) {
   std::vector<std::string> files = args.fleet;
   files.insert(files.end(), args.jobs.begin(), args.jobs.end());
-  LoadResult loaded = LoadSpecFiles(files);
-  if (!loaded.spec) {
-    err << loaded.diagnostics.ToString();
-    err << loaded.diagnostics.Sorted().size() << " error(s); nothing was loaded\n";
-    return kExitInvalidInput;
-  }
-  const Spec& spec = *loaded.spec;
+  std::optional<Spec> loaded = LoadOrReport(files, err);
+  if (!loaded) return kExitInvalidInput;
+  const Spec& spec = *loaded;
   ScorerRegistry registry;
   RegisterBuiltinScorers(registry);
   TargetWorkload workload = DeclaredWorkload(spec);

@@ -1,7 +1,7 @@
 // tessera validate FILE...: loads and checks the configuration, reports every error.
 #include "cli/app.h"
 #include "cli/commands.h"
-#include "config/loader.h"
+#include "cli/load.h"
 
 namespace tessera::cli {
 
@@ -10,14 +10,12 @@ void RegisterValidate(CLI::App& app, std::ostream& out, std::ostream& err, int& 
   auto files = std::make_shared<std::vector<std::string>>();
   cmd->add_option("files", *files, "YAML files or directories")->required();
   cmd->callback([files, &out, &err, &code] {
-    LoadResult r = LoadSpecFiles(*files);
-    if (!r.spec) {
-      err << r.diagnostics.ToString();
-      err << r.diagnostics.Sorted().size() << " error(s); nothing was loaded\n";
+    std::optional<Spec> spec = LoadOrReport(*files, err);
+    if (!spec) {
       code = kExitInvalidInput;
       return;
     }
-    const Spec& s = *r.spec;
+    const Spec& s = *spec;
     int64_t devices = 0;
     for (const Node& n : s.nodes)
       devices += static_cast<int64_t>(n.devices.size());

@@ -2,14 +2,12 @@
 // the enterprise example) works through the real binary, as scripts/demo runs it.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "config/loader.h"
+#include "testutil/run_tessera.h"
 
 namespace tessera {
 namespace {
@@ -21,18 +19,9 @@ struct Output {
   std::string text;
 };
 
-// Runs the tessera binary with `args` (shell-quoted by the caller), capturing stdout.
 Output RunTessera(const std::string& args) {
-  std::string cmd = std::string(TESSERA_BINARY) + " " + args + " 2>/dev/null";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  Output out{-1, ""};
-  if (!pipe) return out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe.get())) > 0)
-    out.text.append(buf.data(), n);
-  int status = pclose(pipe.release());
-  out.code = WEXITSTATUS(status);
+  Output out{0, ""};
+  out.code = testing::RunTessera(args, &out.text, /*with_stderr=*/false);
   return out;
 }
 

@@ -2,11 +2,11 @@
 // fleet validates and the fleet view reports its totals. Also --help and --version.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "testutil/run_tessera.h"
 
 namespace tessera {
 namespace {
@@ -14,14 +14,7 @@ namespace {
 namespace fs = std::filesystem;
 
 int Tessera(const std::string& args, std::string* out) {
-  std::string cmd = std::string(TESSERA_BINARY) + " " + args + " 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  char buf[4096];
-  size_t n;
-  out->clear();
-  while ((n = fread(buf, 1, sizeof buf, pipe.get())) > 0)
-    out->append(buf, n);
-  return WEXITSTATUS(pclose(pipe.release()));
+  return testing::RunTessera(args, out);
 }
 
 TEST(FleetImportCli, OpenbImportValidatesWithTheRightTotals) {

@@ -2,13 +2,13 @@
 // devices; a gang that cannot fit its topology is pending with reasons; bad flags exit 2.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+
+#include "testutil/run_tessera.h"
 
 namespace tessera {
 namespace {
@@ -16,14 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 int Tessera(const std::string& args, std::string* out) {
-  std::string cmd = std::string(TESSERA_BINARY) + " " + args + " 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  char buf[4096];
-  size_t n;
-  out->clear();
-  while ((n = fread(buf, 1, sizeof buf, pipe.get())) > 0)
-    out->append(buf, n);
-  return WEXITSTATUS(pclose(pipe.release()));
+  return testing::RunTessera(args, out);
 }
 
 const std::string kSmall = std::string(TESSERA_SOURCE_DIR) + "/examples/small/fleet.yaml";

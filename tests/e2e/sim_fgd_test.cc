@@ -3,14 +3,14 @@
 // and inputs exit 2.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "testutil/run_tessera.h"
 
 namespace tessera {
 namespace {
@@ -18,16 +18,10 @@ namespace {
 namespace fs = std::filesystem;
 
 int RunTessera(const std::string& args, std::string* out = nullptr) {
-  std::string cmd = std::string(TESSERA_BINARY) + " " + args + " 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
   std::string text;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe.get())) > 0)
-    text.append(buf, n);
-  int status = pclose(pipe.release());
+  int code = testing::RunTessera(args, &text);
   if (out) *out = text;
-  return WEXITSTATUS(status);
+  return code;
 }
 
 std::vector<std::string> Lines(const fs::path& p) {

@@ -18,6 +18,8 @@ struct P {
   double C = Env("TC", 1e-4);        // device fit weight (shares)
   double D = Env("TD", 0.1);         // node fit weight
   int devsel = (int)Env("TDEV", 0);  // 0 = by score, 1 = best fit device first
+  double L = Env("TL", 0);       // remnant value weight
+  double theta = Env("TTH", 0.02);  // share-type availability threshold
 };
 const P& Params() {
   static P p;
@@ -26,7 +28,27 @@ const P& Params() {
 
 class TesseraScorer final : public Scorer {
  public:
-  explicit TesseraScorer(const TargetWorkload* w) : workload_(w) {}
+  explicit TesseraScorer(const TargetWorkload* w) : workload_(w) {
+    std::vector<double> mass(1001, 0.0);
+    double total = 0;
+    if (w != nullptr) {
+      for (const TypicalTask& t : w->tasks()) {
+        total += t.weight;
+        if (t.count == 1 && t.milli > 0 && t.milli < 1000) mass[t.milli] += t.weight;
+      }
+    }
+    std::vector<int> sizes;
+    for (int m = 1; m < 1000; ++m)
+      if (total > 0 && mass[m] / total >= Params().theta) sizes.push_back(m);
+    v_.assign(1001, 0.0);
+    for (int r = 1; r < 1000; ++r) {
+      double best = r;
+      for (int m : sizes)
+        if (m <= r) best = std::min(best, v_[r - m]);
+      v_[r] = best;
+    }
+    v_[1000] = 0;
+  }
   std::string_view name() const override { return "tessera"; }
 
   double Int(double growth) const {
@@ -68,7 +90,8 @@ class TesseraScorer final : public Scorer {
         double growth = workload_->Fragmentation(cpu_after, shares, n.models) - before;
         free[k] = saved;
         double device_fit = 1 - static_cast<double>(saved - shape.milli) / 1000;
-        double s = p.A * Int(growth) - p.B * growth / 1000 + p.C * device_fit;
+        double dv = v_[saved - shape.milli] - v_[saved];
+        double s = p.A * Int(growth) - p.B * growth / 1000 + p.C * device_fit - p.L * dv / 1000;
         if (s > best) {
           best = s;
           pick->assign({{static_cast<uint16_t>(k), shape.milli}});
@@ -88,6 +111,7 @@ class TesseraScorer final : public Scorer {
  private:
   const TargetWorkload* workload_;
   mutable CellScale scale_{};
+  std::vector<double> v_;
 };
 
 }  // namespace

@@ -1,0 +1,24 @@
+#include "testutil/run_tessera.h"
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <memory>
+
+namespace tessera::testing {
+
+int RunTessera(const std::string& args, std::string* out, bool with_stderr) {
+  std::string cmd =
+      std::string(TESSERA_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+  out->clear();
+  if (!pipe) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe.get())) > 0)
+    out->append(buf, n);
+  int status = pclose(pipe.release());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace tessera::testing
