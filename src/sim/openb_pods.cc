@@ -6,9 +6,11 @@ namespace tessera {
 namespace {
 
 Result<std::vector<TracePod>> FromTable(const CsvTable& t) {
+  // The placement columns are required; the others are absent from some published lists
+  // (openb_pod_list_multigpu20.csv has only these five).
   TESSERA_RETURN_IF_ERROR(
-      t.RequireColumns({"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec",
-                        "qos", "pod_phase", "creation_time", "deletion_time", "scheduled_time"}));
+      t.RequireColumns({"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"}));
+  auto has = [&](std::string_view col) { return t.Column(col).ok(); };
   std::vector<TracePod> pods;
   pods.reserve(t.size());
   CsvErrors errors;
@@ -42,6 +44,7 @@ Result<std::vector<TracePod>> FromTable(const CsvTable& t) {
     // negative garbage beyond that is an error.
     p.gpu_milli = get_int("gpu_milli", -1000000, 1000000);
     auto time = [&](std::string_view col) -> std::optional<TimeMs> {
+      if (!has(col)) return std::nullopt;
       auto text = r.Text(col);
       if (text.ok() && text->empty()) return std::nullopt;
       return get_int(col, 0, int64_t{1} << 40) * 1000;
@@ -50,7 +53,7 @@ Result<std::vector<TracePod>> FromTable(const CsvTable& t) {
     p.deletion = time("deletion_time");
     p.scheduled = time("scheduled_time");
     if (!ok) continue;
-    std::string_view spec = *r.Text("gpu_spec");
+    std::string_view spec = has("gpu_spec") ? *r.Text("gpu_spec") : std::string_view();
     size_t start = 0;
     while (start <= spec.size()) {
       size_t bar = spec.find('|', start);
@@ -58,8 +61,8 @@ Result<std::vector<TracePod>> FromTable(const CsvTable& t) {
       if (bar > start) p.spec.emplace_back(spec.substr(start, bar - start));
       start = bar + 1;
     }
-    p.qos = std::string(*r.Text("qos"));
-    p.phase = std::string(*r.Text("pod_phase"));
+    if (has("qos")) p.qos = std::string(*r.Text("qos"));
+    if (has("pod_phase")) p.phase = std::string(*r.Text("pod_phase"));
     pods.push_back(std::move(p));
   }
   TESSERA_RETURN_IF_ERROR(errors.ToStatus(t.name()));

@@ -135,3 +135,38 @@ TEST(FgdExperiment, RunsRecordEveryPodAndNeverOverAllocate) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+TEST(OpenbPods, TheFiveColumnVariantLoadsAndBadRowsNameTheirLine) {
+  auto pods = ParseOpenbPods("multigpu20.csv",
+                             "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+                             "p0,12000,16384,1,1000\n"
+                             "p1,8000,1024,2,1000\n");
+  ASSERT_TRUE(pods.ok()) << pods.status().ToString();
+  EXPECT_EQ(pods->size(), 2u);
+  EXPECT_TRUE((*pods)[1].spec.empty());
+  EXPECT_FALSE((*pods)[1].creation.has_value());
+  auto full = ParseOpenbPods("full.csv",
+                             "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
+                             "creation_time,deletion_time,scheduled_time\n"
+                             "p0,1000,1024,1,500,V100M16|V100M32,LS,Running,5,10,\n");
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  EXPECT_EQ((*full)[0].spec, (std::vector<std::string>{"V100M16", "V100M32"}));
+  EXPECT_EQ((*full)[0].creation, 5000);
+  EXPECT_FALSE((*full)[0].scheduled.has_value());
+  auto bad = ParseOpenbPods("bad.csv",
+                            "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+                            "p0,1000,1024,1,500\n"
+                            "p1,-5,1024,1,500\n"
+                            "p2,1000,lots,1,500\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("bad.csv:3: column cpu_milli"), std::string::npos)
+      << bad.status().message();
+  EXPECT_NE(bad.status().message().find("bad.csv:4: column memory_mib"), std::string::npos);
+  EXPECT_FALSE(ParseOpenbPods("missing.csv", "name,cpu_milli\np0,1\n").ok());
+}
+
+}  // namespace
+}  // namespace tessera
