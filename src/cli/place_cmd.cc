@@ -79,6 +79,7 @@ int RunPlace(const PlaceArgs& args, std::ostream& out, std::ostream& err) {
     return kExitInvalidInput;
   }
   Placer placer(**scorer);
+  placer.set_explain(true);  // "why here": the score parts of every placement
   ShapeTable shapes;
   SeededRng rng(1);
   json rows = json::array();
@@ -97,6 +98,12 @@ int RunPlace(const PlaceArgs& args, std::ostream& out, std::ostream& err) {
         row["node"] = node.name;
         row["devices"] = devices;
         row["level"] = std::string(TopologyLevelName(r.level));
+        json score = json::object();
+        if (t < r.parts.size()) {
+          for (const auto& [part, value] : r.parts[t])
+            score[part] = value;
+        }
+        row["score"] = score;
       } else {
         json reasons = json::array();
         for (const auto& [reason, count] : r.why.dropped) {

@@ -122,12 +122,16 @@ GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, R
     constexpr size_t kMaxDomainsTried = 8;
     for (size_t d = 0; d < fit.size() && d < kMaxDomainsTried; ++d) {
       std::vector<Placement> done;
+      std::vector<std::vector<std::pair<std::string, double>>> parts;
       bool ok = true;
       for (size_t gi : order) {
         for (int32_t t = 0; t < gang.groups[gi].count && ok; ++t) {
           PlaceResult r = placer.PlaceWithin(cell, gang.groups[gi].shape, *fit[d].second, rng);
           ok = r.outcome == PlaceOutcome::kPlaced && cell.Commit(r.placement).ok();
-          if (ok) done.push_back(r.placement);
+          if (ok) {
+            done.push_back(r.placement);
+            parts.push_back(std::move(r.parts));
+          }
         }
       }
       if (ok && level == TopologyLevel::kIsland) ok = SameIsland(cell, done);
@@ -138,13 +142,17 @@ GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, R
       // Report the placements in the gang's own group order.
       std::vector<Placement> in_order;
       size_t cursor = 0;
-      std::vector<std::vector<Placement>> by_group(gang.groups.size());
+      std::vector<std::vector<size_t>> by_group(gang.groups.size());
       for (size_t gi : order) {
         for (int32_t t = 0; t < gang.groups[gi].count; ++t)
-          by_group[gi].push_back(done[cursor++]);
+          by_group[gi].push_back(cursor++);
       }
-      for (auto& g : by_group)
-        in_order.insert(in_order.end(), g.begin(), g.end());
+      for (const auto& g : by_group) {
+        for (size_t k : g) {
+          in_order.push_back(done[k]);
+          result.parts.push_back(std::move(parts[k]));
+        }
+      }
       result.outcome = PlaceOutcome::kPlaced;
       result.placements = std::move(in_order);
       result.level = level;

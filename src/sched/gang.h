@@ -30,6 +30,8 @@ struct GangResult {
   PlaceOutcome outcome = PlaceOutcome::kPending;
   // One placement per task, group by group, in task order; set when placed.
   std::vector<Placement> placements;
+  // In explain mode (Placer::set_explain), each placement's score parts, aligned with it.
+  std::vector<std::vector<std::pair<std::string, double>>> parts;
   TopologyLevel level = TopologyLevel::kAny;  // the level the gang landed within
   Explanation why;                            // when not placed
   std::string detail;                         // e.g. "no leaf holds 256 free devices"

@@ -84,6 +84,7 @@ PlaceResult Placer::Finish(const CellState& cell, const TaskShape& shape, uint32
   } else {
     p.devices = e.pick;
   }
+  if (explain_) r.parts = scorer_.Explain(cell, node, shape);
   return r;
 }
 

@@ -19,6 +19,8 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "common/rng.h"
@@ -36,6 +38,8 @@ struct PlaceResult {
   Placement placement;  // set when placed
   double score = 0;
   Explanation why;  // filter counts over all nodes
+  // In explain mode: the scorer's parts of the chosen node's score ("why here").
+  std::vector<std::pair<std::string, double>> parts;
 };
 
 // The filter chain for one node; nullopt = the node can host the task now.

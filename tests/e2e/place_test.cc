@@ -32,6 +32,9 @@ TEST(Place, JsonNamesClusterNodeAndDevicesPerTask) {
     EXPECT_EQ(r["cluster"], "train");
     EXPECT_EQ(r["devices"].size(), 8u);
     EXPECT_EQ(r["devices"][0]["milli"], 1000);
+    // "Why here": the default policy's score parts.
+    EXPECT_TRUE(r["score"].contains("expected-waste-decrease")) << r.dump();
+    EXPECT_TRUE(r["score"].contains("best-fit")) << r.dump();
     nodes.insert(r["node"].get<std::string>());
   }
   EXPECT_EQ(nodes.size(), 2u);

@@ -115,3 +115,28 @@ TEST(SimFgd, BadFlagsAndInputsExitTwo) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+TEST(SimFgd, SameInputsAndSeedGiveByteIdenticalOutput) {
+  fs::path a = fs::temp_directory_path() / ("tessera-det-a-" + std::to_string(::getpid()));
+  fs::path b = fs::temp_directory_path() / ("tessera-det-b-" + std::to_string(::getpid()));
+  std::string common = "sim fgd --nodes " + kData + "openb_node_list_gpu_node.csv --pods " + kData +
+                       "openb_pod_list_gpushare40.csv --policy random,tessera --seeds 7 ";
+  std::string text;
+  ASSERT_EQ(RunTessera(common + "--threads 2 --out " + a.string(), &text), 0) << text;
+  ASSERT_EQ(RunTessera(common + "--threads 1 --out " + b.string(), &text), 0) << text;
+  for (const char* f : {"allo.csv", "frag.csv", "frag_ratio.csv", "placements.jsonl"}) {
+    std::ifstream x(a / f, std::ios::binary), y(b / f, std::ios::binary);
+    std::string sx((std::istreambuf_iterator<char>(x)), {}),
+        sy((std::istreambuf_iterator<char>(y)), {});
+    EXPECT_FALSE(sx.empty()) << f;
+    EXPECT_TRUE(sx == sy) << f << " differs between two runs";
+  }
+  fs::remove_all(a);
+  fs::remove_all(b);
+}
+
+}  // namespace
+}  // namespace tessera

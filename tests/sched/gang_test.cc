@@ -125,3 +125,79 @@ TEST(Gang, AllOrNothingLeavesTheCellUnchanged) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// Property: on random fleets, a gang is placed whole or not at all, within one domain of its
+// required level, on acceptable devices, and a gang that is not placed changes nothing.
+TEST(GangProperty, WholeOrNothingWithinTheRequiredDomain) {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    SeededRng rng(seed);
+    std::string yaml =
+        "deviceModels: [{name: A, kind: gpu, memory: 16Gi}, {name: B, kind: gpu, memory: 40Gi}]\n"
+        "regions: [{name: r}]\nclusters:\n";
+    for (int c = 0; c < 2; ++c) {
+      yaml += "  - name: c" + std::to_string(c) + "\n    region: r\n    nodeGroups:\n";
+      for (int g = 0; g < 3; ++g) {
+        yaml += "      - {name: g" + std::to_string(g) +
+                ", count: " + std::to_string(2 + rng.Uniform(10)) +
+                ", cpu: 64, memory: 256Gi, devices: {model: " + (rng.Uniform(2) ? "A" : "B") +
+                ", count: 8, perIsland: 4}, topology: {nodesPerLeaf: " +
+                std::to_string(1 + rng.Uniform(4)) + ", leavesPerSpine: 2}}\n";
+      }
+    }
+    LoadResult r = LoadSpecTexts({{"random.yaml", yaml}});
+    ASSERT_TRUE(r.spec.has_value()) << r.diagnostics.ToString();
+    CellState cell = *CellState::FromSpec(*r.spec);
+    auto scorer = policy::MakeBestFit();
+    Placer placer(*scorer);
+    ShapeTable shapes;
+    const TopologyLevel levels[] = {TopologyLevel::kIsland, TopologyLevel::kNode,
+                                    TopologyLevel::kLeaf, TopologyLevel::kSpine,
+                                    TopologyLevel::kCluster};
+    for (int round = 0; round < 60; ++round) {
+      TaskShape s;
+      s.cpu = s.cpu_for_score = static_cast<Milli>(1000 + rng.Uniform(16000));
+      s.memory = 1024;
+      s.count = 1 + static_cast<int32_t>(rng.Uniform(4));
+      s.milli = 1000;
+      s.models = rng.Uniform(2) ? ModelMask{1} : kAnyAccelerator;
+      shapes.Intern(s);
+      TopologyLevel require = levels[rng.Uniform(5)];
+      int32_t tasks = 1 + static_cast<int32_t>(rng.Uniform(12));
+      int64_t before = FreeDevices(cell);
+      GangResult g = PlaceGang(cell, placer, {{{s, tasks}}, require, TopologyLevel::kAny}, &rng);
+      if (g.outcome != PlaceOutcome::kPlaced) {
+        ASSERT_EQ(FreeDevices(cell), before) << "a failed gang must leave the cell unchanged";
+        ASSERT_TRUE(g.placements.empty());
+        continue;
+      }
+      ASSERT_EQ(static_cast<int32_t>(g.placements.size()), tasks);
+      ASSERT_EQ(FreeDevices(cell), before - int64_t{tasks} * s.count * 1000);
+      ASSERT_LE(g.level, require);
+      std::set<std::pair<uint32_t, int64_t>> domains;
+      std::set<int> islands;
+      for (const Placement& p : g.placements) {
+        const NodeState& n = cell.node(p.node);
+        int64_t key = g.level == TopologyLevel::kLeaf    ? n.leaf
+                      : g.level == TopologyLevel::kSpine ? n.spine
+                      : g.level <= TopologyLevel::kNode  ? static_cast<int64_t>(p.node)
+                                                         : 0;
+        domains.insert({n.cluster, key});
+        ASSERT_EQ(static_cast<int32_t>(p.devices.size()), s.count);
+        for (const DeviceUse& u : p.devices) {
+          ASSERT_TRUE(s.accepts(DeviceModelId(cell.devices(p.node)[u.index].model)));
+          islands.insert(cell.devices(p.node)[u.index].island + 1000 * static_cast<int>(p.node));
+        }
+      }
+      ASSERT_EQ(domains.size(), 1u) << "a gang spans one domain of its level";
+      if (g.level == TopologyLevel::kIsland) {
+        ASSERT_EQ(islands.size(), 1u);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessera

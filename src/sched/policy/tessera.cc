@@ -117,6 +117,27 @@ class TesseraScorer final : public Scorer {
     return before - Potential(cpu_after, shares, n.models) + node_fit;
   }
 
+  // "Why here": the decrease of the node's expected waste (milli-devices) and the best-fit
+  // tie-break.
+  std::vector<std::pair<std::string, double>> Explain(const CellState& cell, uint32_t node,
+                                                      const TaskShape& shape) const override {
+    std::vector<DeviceUse> pick;
+    double total = Score(cell, node, shape, &pick);
+    const NodeState& n = cell.node(node);
+    uint16_t free[64];
+    size_t count = FreeShares(cell, node, free);
+    std::span<const uint16_t> shares(free, count);
+    double fit = kNodeFitWeight * NodeFit(cell, n, shares, shape);
+    if (workload_ == nullptr || workload_->empty()) return {{"best-fit", fit}};
+    double before = Potential(n.cpu_free, shares, n.models);
+    for (const DeviceUse& u : pick)
+      free[u.index] = static_cast<uint16_t>(free[u.index] - u.milli);
+    double decrease = before - Potential(n.cpu_free - shape.cpu_for_score, shares, n.models);
+    return {{"expected-waste-decrease", decrease},
+            {"best-fit", fit},
+            {"device-fit", total - decrease - fit}};
+  }
+
  private:
   // Best fit in [0, 1): 1 - the node's CPU and device capacity left after placement, each
   // normalised by the cell's largest.
