@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cli/app.h"
+#include "cli/fgd_chart.h"
 #include "sched/scorer.h"
 #include "sim/fgd_experiment.h"
 
@@ -208,6 +209,12 @@ int RunSimFgd(const SimFgdArgs& args, std::ostream& out, std::ostream& err) {
     err << "tessera sim fgd: cannot write the results to " << args.out << "\n";
     return kExitFailure;
   }
+  Status chart = WriteFgdChart((std::filesystem::path(args.out) / "chart.html").string(), workload,
+                               policies, runs);
+  if (!chart.ok()) {
+    err << "tessera sim fgd: chart.html: " << chart.message() << "\n";
+    return kExitFailure;
+  }
   // Summary: median allocation ratio at 100% and 130% arrived demand per policy.
   out << fmt::format(
       "{} runs ({} policies x {} seeds) in {:.2f}s on {} threads; {} pods per "
@@ -231,8 +238,8 @@ int RunSimFgd(const SimFgdArgs& args, std::ostream& out, std::ostream& err) {
     out << fmt::format("{:<16} {:>10.2f} {:>10.2f} {:>10.0f}\n", p, median(a100), median(a130),
                        median(failed));
   }
-  out << "wrote allo.csv, frag.csv, frag_ratio.csv" << (args.placements ? ", placements.jsonl" : "")
-      << " to " << args.out << "\n";
+  out << "wrote allo.csv, frag.csv, frag_ratio.csv, chart.html"
+      << (args.placements ? ", placements.jsonl" : "") << " to " << args.out << "\n";
   return kExitOk;
 }
 

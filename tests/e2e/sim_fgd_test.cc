@@ -62,6 +62,13 @@ TEST(SimFgd, WritesCurvesInThePublishedShapeAndOneLinePerPod) {
     EXPECT_EQ(Split(mine[1])[1], "best-fit");
     EXPECT_EQ(Split(mine[1])[2], "1.3");
   }
+  // The chart: a self-contained page with Chart.js inlined and the three curves' medians.
+  std::ifstream chart(out / "chart.html");
+  std::string html((std::istreambuf_iterator<char>(chart)), {});
+  EXPECT_NE(html.find("<canvas id=\"allo\">"), std::string::npos);
+  EXPECT_NE(html.find("\"best-fit\":["), std::string::npos);
+  EXPECT_EQ(html.find("<script src="), std::string::npos) << "no external scripts";
+  EXPECT_GT(html.size(), 100000u) << "Chart.js is inlined";
   // Allocation at 100% arrived: best-fit's published median is 92.91, FGD's 95.23; one seed
   // of Tessera's generator lands within a point of them.
   std::vector<std::string> allo = Lines(out / "allo.csv");
