@@ -274,3 +274,40 @@ TEST(Property, NoPolicyEverOverCommitsOrUsesADisallowedModel) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+TEST(Scorers, TesseraCountsTheWasteOfRemnantsByHand) {
+  Fixture f = Load();
+  // The target workload: every task is a 0.5 share with 2 CPUs. Remnants refill only in 0.5
+  // steps, so V(r) = r mod 500, and there are no whole-device tasks: V(1000) = 0 (two shares).
+  TargetWorkload w({{2000, 500, 1, kAnyAccelerator, 1.0}});
+  // g1 devices {800, 1000, 1000, 1000} after a 0.2 share on device 0.
+  Placement p{0, f.cell.node(0).version, 0, 0, 1, {{0, 200}}};
+  ASSERT_TRUE(f.cell.Commit(p).ok());
+  auto tessera = policy::MakeTessera(&w);
+  TaskShape share = Shape(f, 1000, 0, 1, 300);
+  std::vector<DeviceUse> pick;
+  double score = tessera->Score(f.cell, 0, share, &pick);
+  // On device 0: 800 -> 500, waste 300 -> 0, a decrease of 300. On a free device:
+  // 1000 -> 700, waste 0 -> 200, an increase. Device 0 wins.
+  ASSERT_EQ(pick.size(), 1u);
+  EXPECT_EQ(pick[0].index, 0);
+  auto parts = tessera->Explain(f.cell, 0, share);
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[0].first, "expected-waste-decrease");
+  EXPECT_DOUBLE_EQ(parts[0].second, 300);
+  // The tie-breaks stay below one milli-device.
+  EXPECT_GT(score, 300);
+  EXPECT_LT(score, 301);
+  // On the untouched g2 the best it can do is a whole device: an increase of 200.
+  double elsewhere = tessera->Score(f.cell, 1, share, &pick);
+  EXPECT_LT(elsewhere, -199);
+  // Without a workload the policy is best-fit: the fuller node wins.
+  auto plain = policy::MakeTessera(nullptr);
+  EXPECT_GT(plain->Score(f.cell, 0, share, &pick), plain->Score(f.cell, 1, share, &pick));
+}
+
+}  // namespace
+}  // namespace tessera
