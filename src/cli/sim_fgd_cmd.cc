@@ -78,6 +78,10 @@ int RunSimFgd(const SimFgdArgs& args, std::ostream& out, std::ostream& err) {
     err << "tessera sim fgd: " << error << "\n";
     return kExitInvalidInput;
   }
+  if (args.threads < 0 || args.threads > 1024) {
+    err << "tessera sim fgd: --threads must be from 0 (one per core) to 1024\n";
+    return kExitInvalidInput;
+  }
   if (!(args.tune > 0 && args.tune <= 10)) {
     err << "tessera sim fgd: --tune must be above 0 and at most 10\n";
     return kExitInvalidInput;

@@ -109,6 +109,13 @@ TEST(SimFgd, BadFlagsAndInputsExitTwo) {
             2);
   EXPECT_EQ(RunTessera("sim fgd --nodes /nonexistent.csv --pods " + pods + " --out /tmp/x", &text),
             2);
+  EXPECT_EQ(
+      RunTessera("sim fgd --nodes " + nodes + " --pods " + pods + " --threads -1 --out /tmp/x",
+                 &text),
+      2);
+  EXPECT_EQ(
+      RunTessera("sim fgd --nodes " + nodes + " --pods " + pods + " --tune 0 --out /tmp/x", &text),
+      2);
   fs::path bad = fs::temp_directory_path() / ("tessera-badpods-" + std::to_string(::getpid()));
   std::ofstream(bad) << "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
                         "creation_time,deletion_time,scheduled_time\n"
