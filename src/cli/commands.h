@@ -11,5 +11,6 @@ void RegisterValidate(CLI::App& app, std::ostream& out, std::ostream& err, int& 
 void RegisterFleet(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
 void RegisterPlace(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
 void RegisterSim(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
+void RegisterSimRun(CLI::App* sim, std::ostream& out, std::ostream& err, int& code);
 
 }  // namespace tessera::cli

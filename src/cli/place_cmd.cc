@@ -39,23 +39,14 @@ std::string_view OutcomeName(PlaceOutcome o) {
 
 // The declared workload as FGD's target: each distinct task shape weighted by its task count.
 TargetWorkload DeclaredWorkload(const Spec& spec) {
-  std::vector<TypicalTask> tasks;
-  double total = 0;
-  auto add = [&](const TaskRequest& r, int32_t count) {
-    TaskShape s = MakeTaskShape(spec, r);
-    tasks.push_back({s.cpu, s.cpu_only() ? 0 : s.milli, s.cpu_only() ? 0 : s.count, s.models,
-                     static_cast<double>(count)});
-    total += count;
-  };
+  std::vector<std::pair<const TaskRequest*, int64_t>> reqs;
   for (const Job& j : spec.jobs) {
     for (const TaskGroup& g : j.task_groups)
-      add(g.request, g.count);
+      reqs.push_back({&g.request, g.count});
   }
   for (const Service& s : spec.services)
-    add(s.replica, std::max(1, s.min_replicas));
-  for (TypicalTask& t : tasks)
-    t.weight /= total;
-  return TargetWorkload(std::move(tasks));
+    reqs.push_back({&s.replica, std::max(1, s.min_replicas)});
+  return TargetFromRequests(spec, reqs);
 }
 
 int RunPlace(const PlaceArgs& args, std::ostream& out, std::ostream& err) {

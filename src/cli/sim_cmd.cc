@@ -1,4 +1,5 @@
-// tessera sim ...: simulations. `sim fgd` is the FGD placement experiment.
+// tessera sim ...: simulations. `sim fgd` is the FGD placement experiment; `sim run` replays
+// a workload through the engine.
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/sim_fgd_cmd.h"
@@ -24,6 +25,7 @@ void RegisterSim(CLI::App& app, std::ostream& out, std::ostream& err, int& code)
       ->capture_default_str();
   fgd->add_flag("!--no-placements", args->placements, "Do not write placements.jsonl");
   fgd->callback([args, &out, &err, &code] { code = RunSimFgd(*args, out, err); });
+  RegisterSimRun(sim, out, err, code);
 }
 
 }  // namespace tessera::cli

@@ -1,5 +1,8 @@
 #include "sched/fragmentation.h"
 
+#include <map>
+#include <tuple>
+
 namespace tessera {
 
 double TargetWorkload::Fragmentation(Milli cpu_free, std::span<const uint16_t> free,
@@ -43,6 +46,25 @@ double TargetWorkload::Fragmentation(Milli cpu_free, std::span<const uint16_t> f
     }
   }
   return q1 + q2 + q4 + xl + xr + na;
+}
+
+TargetWorkload TargetFromRequests(const Spec& spec,
+                                  const std::vector<std::pair<const TaskRequest*, int64_t>>& reqs) {
+  std::vector<TypicalTask> tasks;
+  std::map<std::tuple<Milli, Milli, int32_t, ModelMask>, size_t> index;
+  double total = 0;
+  for (const auto& [request, count] : reqs) {
+    TaskShape s = MakeTaskShape(spec, *request);
+    TypicalTask t{s.cpu, s.cpu_only() ? 0 : s.milli, s.cpu_only() ? 0 : s.count, s.models, 0};
+    auto [it, fresh] =
+        index.emplace(std::make_tuple(t.cpu, t.milli, t.count, t.models), tasks.size());
+    if (fresh) tasks.push_back(t);
+    tasks[it->second].weight += static_cast<double>(count);
+    total += static_cast<double>(count);
+  }
+  for (TypicalTask& t : tasks)
+    t.weight /= total;
+  return TargetWorkload(std::move(tasks));
 }
 
 }  // namespace tessera

@@ -39,4 +39,9 @@ class TargetWorkload {
   std::vector<TypicalTask> tasks_;
 };
 
+// A target workload from declared requests, each weighted by its number of tasks; equal
+// shapes are merged, in first-seen order.
+TargetWorkload TargetFromRequests(const Spec& spec,
+                                  const std::vector<std::pair<const TaskRequest*, int64_t>>& reqs);
+
 }  // namespace tessera

@@ -1,0 +1,23 @@
+// report.html of `tessera sim run`: one self-contained page comparing the policies of a run
+// side by side, with charts drawn by Apache ECharts (inlined from the npm package the build
+// installed; TESSERA_ECHARTS_JS overrides its path).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace tessera::cli {
+
+struct PolicyRun {
+  std::string policy;
+  nlohmann::ordered_json metrics;
+  std::string timeseries_csv;
+};
+
+std::string EchartsPath();
+Result<std::string> RenderSimReport(const std::string& title, const std::vector<PolicyRun>& runs);
+
+}  // namespace tessera::cli

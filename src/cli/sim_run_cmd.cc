@@ -1,0 +1,274 @@
+// tessera sim run: replay a workload through the engine on a fleet, for one or more
+// policies, and write metrics.json, timeseries.csv, decisions.jsonl per policy and one
+// report.html comparing them (docs/simulation.md).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/app.h"
+#include "cli/commands.h"
+#include "cli/load.h"
+#include "cli/output.h"
+#include "cli/sim_report.h"
+#include "engine/ordering.h"
+#include "sim/sim_run.h"
+
+namespace tessera::cli {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+struct SimRunArgs {
+  std::vector<std::string> fleet;
+  std::string workload;
+  std::string format;
+  std::string policy = "fifo";
+  std::string compare;
+  std::string out;
+  uint64_t seed = 1;
+  int64_t jobs = 1000;
+  double load = 0.8;
+  std::string placement = "tessera";
+  std::string throughputs;
+  std::string checkpoint = "5m";
+  std::string mtbf;
+  std::string mttr = "4h";
+  std::string failures;
+  bool progress = false;
+  bool no_progress = false;
+};
+
+std::vector<std::string> SplitCommas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t c = s.find(',', pos);
+    std::string item = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+    if (!item.empty()) out.push_back(item);
+    if (c == std::string::npos) break;
+    pos = c + 1;
+  }
+  return out;
+}
+
+bool WriteText(const std::filesystem::path& path, const std::string& text, std::ostream& err) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  if (!f) {
+    err << "tessera sim run: cannot write " << path.string() << "\n";
+    return false;
+  }
+  return true;
+}
+
+int RunSimRun(const SimRunArgs& args, std::ostream& out, std::ostream& err) {
+  auto format = ParseTraceFormat(args.format);
+  if (!format) {
+    err << "tessera sim run: --format: expected openb, gavel, sia, pai2020, jsonl or synthetic, "
+           "got \""
+        << args.format << "\"\n";
+    return kExitInvalidInput;
+  }
+  if (*format != TraceFormat::kSynthetic && args.workload.empty()) {
+    err << "tessera sim run: --workload is required for --format " << args.format << "\n";
+    return kExitInvalidInput;
+  }
+  if (args.jobs < 1 || args.jobs > 100000000) {
+    err << "tessera sim run: --jobs: expected 1..100000000\n";
+    return kExitInvalidInput;
+  }
+  if (!(args.load > 0 && args.load <= 100)) {
+    err << "tessera sim run: --load: expected a number in (0, 100]\n";
+    return kExitInvalidInput;
+  }
+  std::vector<SimPolicy> policies;
+  std::vector<std::string> names = {args.policy};
+  for (const std::string& p : SplitCommas(args.compare))
+    names.push_back(p);
+  for (const std::string& name : names) {
+    auto p = ParseSimPolicy(name);
+    if (!p.ok()) {
+      err << "tessera sim run: --policy/--compare: " << p.status().message() << "\n";
+      return kExitInvalidInput;
+    }
+    if (std::any_of(policies.begin(), policies.end(),
+                    [&](const SimPolicy& q) { return q.name == p->name; })) {
+      err << "tessera sim run: policy " << name << " named twice\n";
+      return kExitInvalidInput;
+    }
+    policies.push_back(*p);
+  }
+  auto checkpoint = ParseDuration(args.checkpoint);
+  auto mttr = ParseDuration(args.mttr);
+  if (!checkpoint.ok() || !mttr.ok() || *mttr <= 0) {
+    err << "tessera sim run: " << (!checkpoint.ok() ? "--checkpoint" : "--mttr")
+        << ": expected a duration such as 5m or 4h\n";
+    return kExitInvalidInput;
+  }
+  std::optional<Spec> loaded = LoadOrReport(args.fleet, err);
+  if (!loaded) return kExitInvalidInput;
+  Spec& spec = *loaded;
+  if (spec.tenants.empty()) {
+    Tenant t;
+    t.name = "default";
+    t.path = "default";
+    spec.tenants.push_back(t);
+  }
+  ScorerRegistry scorers;
+  RegisterBuiltinScorers(scorers);
+  OrderingRegistry orderings;
+  RegisterBuiltinOrderings(orderings);
+  if (!scorers.Has(args.placement)) {
+    err << "tessera sim run: --placement: unknown scorer " << args.placement << "\n";
+    return kExitInvalidInput;
+  }
+  ImportOptions io;
+  io.throughputs = args.throughputs;
+  io.default_checkpoint = *checkpoint;
+  io.jobs = args.jobs;
+  io.load = args.load;
+  io.seed = args.seed;
+  auto workload = ImportWorkload(spec, *format, args.workload, io);
+  if (!workload.ok()) {
+    err << "tessera sim run: " << workload.status().message() << "\n";
+    return kExitInvalidInput;
+  }
+  SimOptions so;
+  so.placement = args.placement;
+  so.seed = args.seed;
+  so.failures.mttr = *mttr;
+  if (!args.mtbf.empty()) {
+    auto mtbf = ParseMtbf(spec, args.mtbf);
+    if (!mtbf.ok()) {
+      err << "tessera sim run: " << mtbf.status().message() << "\n";
+      return kExitInvalidInput;
+    }
+    so.failures.mtbf = *mtbf;
+  }
+  if (!args.failures.empty()) {
+    std::ifstream f(args.failures, std::ios::binary);
+    if (!f) {
+      err << "tessera sim run: --failures: cannot open " << args.failures << "\n";
+      return kExitInvalidInput;
+    }
+    std::ostringstream text;
+    text << f.rdbuf();
+    auto cell = CellState::FromSpec(spec);
+    if (!cell.ok()) {
+      err << "tessera sim run: " << cell.status().message() << "\n";
+      return kExitInvalidInput;
+    }
+    auto schedule = ParseOutageSchedule(args.failures, text.str(), *cell);
+    if (!schedule.ok()) {
+      err << "tessera sim run: " << schedule.status().message() << "\n";
+      return kExitInvalidInput;
+    }
+    so.failures.schedule = *schedule;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(args.out, ec);
+  if (ec) {
+    err << "tessera sim run: cannot create " << args.out << ": " << ec.message() << "\n";
+    return kExitFailure;
+  }
+  for (const std::string& note : workload->notes)
+    err << "tessera sim run: " << note << "\n";
+  bool show = !args.no_progress && (args.progress || isatty(2));
+  std::vector<PolicyRun> runs;
+  json all = json::object();
+  for (const SimPolicy& policy : policies) {
+    if (show) {
+      so.progress = [&err, name = policy.name](double done) {
+        int width = 40, filled = static_cast<int>(done * width);
+        err << fmt::format("\r{:<9} [{}{}] {:5.1f}%", name, std::string(filled, '#'),
+                           std::string(width - filled, '.'), done * 100)
+            << (done >= 1.0 ? "\n" : "") << std::flush;
+      };
+    }
+    auto outcome = RunSimulation(spec, *workload, policy, so, scorers, orderings);
+    if (!outcome.ok()) {
+      err << "tessera sim run: " << outcome.status().message() << "\n";
+      return kExitInvalidInput;
+    }
+    std::filesystem::path dir = std::filesystem::path(args.out) / policy.name;
+    std::filesystem::create_directories(dir, ec);
+    if (!WriteText(dir / "metrics.json", outcome->metrics.dump(2) + "\n", err) ||
+        !WriteText(dir / "timeseries.csv", outcome->timeseries_csv, err) ||
+        !WriteText(dir / "decisions.jsonl", outcome->decisions_jsonl, err)) {
+      return kExitFailure;
+    }
+    all[policy.name] = outcome->metrics;
+    runs.push_back({policy.name, outcome->metrics, std::move(outcome->timeseries_csv)});
+  }
+  if (!WriteText(std::filesystem::path(args.out) / "metrics.json", all.dump(2) + "\n", err))
+    return kExitFailure;
+  std::string title =
+      "tessera sim run: " + std::string(TraceFormatName(*format)) +
+      (args.workload.empty() ? "" : " " + std::filesystem::path(args.workload).filename().string());
+  auto page = RenderSimReport(title, runs);
+  if (!page.ok()) {
+    err << "tessera sim run: " << page.status().message() << "\n";
+    return kExitFailure;
+  }
+  if (!WriteText(std::filesystem::path(args.out) / "report.html", *page, err)) return kExitFailure;
+
+  Table table({"POLICY", "COMPLETED", "MEAN JCT", "P95 JCT", "MEAN QUEUE", "GPU ALLOC",
+               "PREEMPTIONS", "LOST GPU-H"});
+  auto num = [](const json& v) {
+    return v.is_null() ? std::string("-") : fmt::format("{:.0f}s", v.get<double>());
+  };
+  for (const PolicyRun& r : runs) {
+    const json& m = r.metrics;
+    table.Add({r.policy,
+               std::to_string(m["jobs"]["completed"].get<size_t>()) + "/" +
+                   std::to_string(m["jobs"]["submitted"].get<size_t>()),
+               num(m["jct_s"]["mean"]), num(m["jct_s"]["p95"]), num(m["queue_s"]["mean"]),
+               fmt::format("{:.1f}%", m["gpu_alloc_ratio"]["mean"].get<double>() * 100),
+               std::to_string(m["preemptions"].get<uint64_t>()),
+               fmt::format("{:.1f}", m["lost_gpu_hours"].get<double>())});
+  }
+  table.Write(out);
+  out << "wrote " << args.out << "/{metrics.json,report.html} and per policy "
+      << "metrics.json, timeseries.csv, decisions.jsonl\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterSimRun(CLI::App* sim, std::ostream& out, std::ostream& err, int& code) {
+  auto* run = sim->add_subcommand(
+      "run", "Replay a workload through the engine on a fleet (docs/simulation.md)");
+  auto args = std::make_shared<SimRunArgs>();
+  run->add_option("--fleet", args->fleet, "Fleet YAML files or directories")->required();
+  run->add_option("--workload", args->workload, "Workload file (not for --format synthetic)");
+  run->add_option("--format", args->format, "openb, gavel, sia, pai2020, jsonl or synthetic")
+      ->required();
+  run->add_option("--policy", args->policy, "fifo, backfill, las or hetero")->capture_default_str();
+  run->add_option("--compare", args->compare, "Further policies to run, comma-separated");
+  run->add_option("--out", args->out, "Output directory")->required();
+  run->add_option("--seed", args->seed, "Seed of every random choice")->capture_default_str();
+  run->add_option("--jobs", args->jobs, "Synthetic: number of jobs")->capture_default_str();
+  run->add_option("--load", args->load, "Synthetic: offered GPU demand / capacity")
+      ->capture_default_str();
+  run->add_option("--placement", args->placement, "Placement scorer")->capture_default_str();
+  run->add_option(
+      "--throughputs", args->throughputs,
+      "Gavel: isolated_throughputs_v100_p100_k80.csv (default: found beside the trace)");
+  run->add_option("--checkpoint", args->checkpoint,
+                  "Checkpoint interval of trace jobs that declare none")
+      ->capture_default_str();
+  run->add_option("--mtbf", args->mtbf,
+                  "Failures: MODEL=DURATION,... mean time between failures per device");
+  run->add_option("--mttr", args->mttr, "Failures: mean time to repair a node")
+      ->capture_default_str();
+  run->add_option("--failures", args->failures, "Failures: schedule CSV time_s,node,down_s");
+  run->add_flag("--progress", args->progress,
+                "Draw a progress bar on stderr even when not a terminal");
+  run->add_flag("--no-progress", args->no_progress, "Never draw the progress bar");
+  run->callback([args, &out, &err, &code] { code = RunSimRun(*args, out, err); });
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,773 @@
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <bit>
+#include <limits>
+#include <map>
+
+#include "sched/policy_match.h"
+
+namespace tessera {
+
+namespace {
+constexpr TimeMs kNever = std::numeric_limits<TimeMs>::max();
+
+std::optional<int32_t> PriorityValue(const Spec& spec, const std::string& name) {
+  if (const PriorityClass* p = spec.FindPriority(name)) return p->value;
+  return std::nullopt;
+}
+}  // namespace
+
+// A job's gang request compiled once: shapes interned, the union of acceptable models, the
+// models in the order of the job's speed on them, and per-model variants (hetero placement).
+struct Engine::Compiled {
+  GangRequest gang;
+  ModelMask mask = 0;
+  std::vector<uint16_t> by_speed;   // acceptable models present in the cell, fastest first
+  std::vector<uint32_t> signature;  // equal signatures: equal placement chances and rights
+  std::map<ModelMask, GangRequest> variants;
+};
+
+struct Engine::Reservation {
+  uint32_t head = 0;
+  TimeMs shadow = kNever;  // when the head can start, by the estimates
+  ModelMask mask = 0;      // the head's models
+  Milli extra = 0;         // devices on those models spare at the shadow time
+};
+
+struct Engine::CycleState {
+  TimeMs now = 0;
+  bool blocked = false;  // a job could not start this cycle
+  int32_t after_block = 0;
+  std::optional<Reservation> reservation;
+  std::set<std::vector<uint32_t>> failed;  // signatures that found no room this cycle
+};
+
+Engine::Engine(const Spec& spec, CellState cell, Scorer& scorer, const OrderingPolicy& ordering,
+               Store& store, Backend& backend, const Clock& clock, Rng& rng, EngineOptions options)
+    : spec_(spec),
+      cell_(std::move(cell)),
+      placer_(scorer),
+      ordering_(ordering),
+      store_(store),
+      backend_(backend),
+      clock_(clock),
+      rng_(rng),
+      options_(options),
+      quotas_(spec) {
+  jobs_on_node_.resize(cell_.node_count());
+  node_up_.assign(cell_.node_count(), true);
+  free_by_model_.assign(cell_.model_count(), 0);
+  for (uint32_t n = 0; n < cell_.node_count(); ++n) {
+    node_up_[n] = cell_.node(n).schedulable;
+    if (!node_up_[n]) continue;
+    for (const DeviceSlot& d : cell_.devices(n)) {
+      free_by_model_[d.model] += d.free;
+      healthy_milli_ += kMilliPerUnit;
+    }
+  }
+  if (options_.tick <= 0) options_.tick = ordering_.quantum();
+}
+
+Engine::~Engine() = default;
+
+JobId Engine::Submit(Job job, TimeMs at) {
+  CHECK(job.tenant.valid() && job.tenant.value() < spec_.tenants.size())
+      << "job " << job.name << " has no tenant of the spec";
+  JobId id(static_cast<JobId::Value>(jobs_.size()));
+  JobRecord& j = jobs_.emplace_back();
+  j.id = id;
+  j.key = next_key_++;
+  j.submitted = at;
+  const PriorityClass* pc = spec_.FindPriority(job.priority);
+  j.priority = pc ? pc->value : 0;
+  j.preemptible = job.preemptible.value_or(pc ? pc->preemptible : true);
+  auto c = std::make_unique<Compiled>();
+  c->gang.require =
+      job.gang.require == TopologyLevel::kAny ? TopologyLevel::kCluster : job.gang.require;
+  c->gang.prefer = job.gang.prefer;
+  std::vector<std::pair<Milli, uint16_t>> speeds;
+  for (const TaskGroup& g : job.task_groups) {
+    TaskShape s = MakeTaskShape(spec_, g.request);
+    shapes_.Intern(s);
+    c->gang.groups.push_back({s, g.count});
+    j.task_count += g.count;
+    j.device_milli += static_cast<Milli>(g.count) * s.total_milli();
+    if (!s.cpu_only()) c->mask |= s.models;
+    c->signature.push_back(s.id);
+    c->signature.push_back(static_cast<uint32_t>(g.count));
+  }
+  for (size_t m = 0; m < cell_.model_count() && m < kMaxDeviceModels; ++m) {
+    if (!((c->mask >> m) & 1) || free_by_model_[m] == 0) continue;
+    // A gang runs at the pace of its slowest task.
+    Milli speed = std::numeric_limits<Milli>::max();
+    for (const TaskGroup& g : job.task_groups) {
+      if (g.request.devices.count == 0) continue;
+      speed = std::min(speed, g.request.devices.SpeedOn(DeviceModelId(static_cast<uint32_t>(m))));
+    }
+    speeds.push_back({speed, static_cast<uint16_t>(m)});
+  }
+  std::stable_sort(speeds.begin(), speeds.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (const auto& [speed, m] : speeds)
+    c->by_speed.push_back(m);
+  c->signature.push_back(static_cast<uint32_t>(c->gang.require));
+  c->signature.push_back(static_cast<uint32_t>(c->gang.prefer));
+  c->signature.push_back(static_cast<uint32_t>(j.priority));
+  c->signature.push_back(job.tenant.value());
+  j.job = std::move(job);
+  compiled_.push_back(std::move(c));
+  ++active_;
+  Record(j);
+  PostAt(EventKind::kSubmit, at, id, 0);
+  return id;
+}
+
+void Engine::PostAt(EventKind kind, TimeMs at, JobId job, uint32_t node) {
+  Event e;
+  e.time = at;
+  e.kind = kind;
+  e.job = job;
+  e.node = node;
+  events_.Push(e);
+}
+
+void Engine::Cancel(JobId job, TimeMs at) {
+  PostAt(EventKind::kCancel, at, job, 0);
+}
+
+void Engine::NodeLost(uint32_t node, TimeMs at) {
+  PostAt(EventKind::kNodeLost, at, {}, node);
+}
+
+void Engine::NodeRecovered(uint32_t node, TimeMs at) {
+  PostAt(EventKind::kNodeRecovered, at, {}, node);
+}
+
+std::optional<TimeMs> Engine::NextEventTime() const {
+  if (events_.empty()) return std::nullopt;
+  return events_.top().time;
+}
+
+void Engine::RunDue() {
+  TimeMs now = clock_.Now();
+  while (!events_.empty() && events_.top().time <= now)
+    Handle(events_.Pop());
+  if (dirty_) {
+    dirty_ = false;
+    Cycle();
+  }
+  ScheduleTick(now);
+}
+
+void Engine::ScheduleTick(TimeMs now) {
+  if (options_.tick <= 0 || tick_at_ || pending_.empty() || running_.empty()) return;
+  tick_at_ = now + options_.tick;
+  PostAt(EventKind::kTick, *tick_at_, {}, 0);
+}
+
+void Engine::Handle(const Event& e) {
+  TimeMs now = clock_.Now();
+  switch (e.kind) {
+    case EventKind::kSubmit: {
+      JobRecord& j = jobs_[e.job.value()];
+      if (IsTerminal(j.state)) return;  // cancelled before it arrived
+      pending_.insert({j.key, j.id.value()});
+      dirty_ = true;
+      return;
+    }
+    case EventKind::kFinish:
+    case EventKind::kFail: {
+      JobRecord& j = jobs_[e.job.value()];
+      if (!j.running() || j.generation != e.generation) return;  // an older run's report
+      bool ok = e.kind == EventKind::kFinish;
+      Finish(j, now, ok ? JobState::kSucceeded : JobState::kFailed,
+             ok ? DecisionKind::kFinish : DecisionKind::kFail, ok ? "completed" : "task failed");
+      dirty_ = true;
+      return;
+    }
+    case EventKind::kCancel: {
+      JobRecord& j = jobs_[e.job.value()];
+      if (IsTerminal(j.state)) return;
+      pending_.erase({j.key, j.id.value()});
+      Finish(j, now, JobState::kCancelled, DecisionKind::kCancel, "cancelled by the user");
+      dirty_ = true;
+      return;
+    }
+    case EventKind::kNodeLost: {
+      if (e.node >= node_up_.size() || !node_up_[e.node]) return;
+      std::vector<uint32_t> victims = jobs_on_node_[e.node];
+      std::sort(victims.begin(), victims.end());
+      victims.erase(std::unique(victims.begin(), victims.end()), victims.end());
+      for (uint32_t v : victims) {
+        Requeue(jobs_[v], now, PendingReason::kNodeLost, DecisionKind::kRequeue,
+                "node-lost:" + cell_.node_name(e.node));
+        ++counters_.requeues;
+      }
+      for (const DeviceSlot& d : cell_.devices(e.node)) {
+        free_by_model_[d.model] -= d.free;
+        healthy_milli_ -= kMilliPerUnit;
+      }
+      node_up_[e.node] = false;
+      cell_.SetSchedulable(e.node, false);
+      dirty_ = true;
+      return;
+    }
+    case EventKind::kNodeRecovered: {
+      if (e.node >= node_up_.size() || node_up_[e.node]) return;
+      node_up_[e.node] = true;
+      cell_.SetSchedulable(e.node, true);
+      for (const DeviceSlot& d : cell_.devices(e.node)) {
+        free_by_model_[d.model] += d.free;
+        healthy_milli_ += kMilliPerUnit;
+      }
+      dirty_ = true;
+      return;
+    }
+    case EventKind::kTick:
+      tick_at_.reset();
+      dirty_ = true;
+      return;
+  }
+}
+
+// ---- the scheduling cycle ----
+
+void Engine::Cycle() {
+  ++counters_.cycles;
+  CycleState cs;
+  cs.now = clock_.Now();
+  if (pending_.empty()) return;
+
+  // Pending jobs by tenant, each tenant's queue in (priority, policy key, age, sequence) order.
+  std::map<uint32_t, std::vector<uint32_t>> by_tenant;
+  for (const auto& [seq, id] : pending_)
+    by_tenant[jobs_[id].job.tenant.value()].push_back(id);
+  struct Cursor {
+    uint32_t tenant;
+    std::vector<uint32_t> queue;
+    size_t pos = 0;
+  };
+  std::vector<Cursor> cursors;
+  for (auto& [tenant, queue] : by_tenant) {
+    std::vector<std::pair<int64_t, uint32_t>> keyed;
+    keyed.reserve(queue.size());
+    for (uint32_t id : queue)
+      keyed.push_back({ordering_.Key(jobs_[id], cs.now), id});
+    std::sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+      const JobRecord& x = jobs_[a.second];
+      const JobRecord& y = jobs_[b.second];
+      if (x.priority != y.priority) return x.priority > y.priority;
+      if (a.first != b.first) return a.first < b.first;
+      if (x.submitted != y.submitted) return x.submitted < y.submitted;
+      return x.key < y.key;
+    });
+    Cursor c{tenant, {}, 0};
+    for (const auto& [k, id] : keyed)
+      c.queue.push_back(id);
+    cursors.push_back(std::move(c));
+  }
+
+  while (true) {
+    // The next job: highest priority head, then the tenant with the smallest shares along
+    // its path (hierarchical DRF), then the tenant id.
+    Cursor* best = nullptr;
+    std::vector<int64_t> best_shares;
+    for (Cursor& c : cursors) {
+      if (c.pos >= c.queue.size()) continue;
+      const JobRecord& head = jobs_[c.queue[c.pos]];
+      if (best) {
+        const JobRecord& bh = jobs_[best->queue[best->pos]];
+        if (head.priority < bh.priority) continue;
+        if (head.priority == bh.priority) {
+          std::vector<int64_t> shares = quotas_.PathShares(TenantId(c.tenant));
+          if (!(shares < best_shares)) continue;
+          best = &c;
+          best_shares = std::move(shares);
+          continue;
+        }
+      }
+      best = &c;
+      best_shares = quotas_.PathShares(TenantId(c.tenant));
+    }
+    if (!best) break;
+    JobRecord& j = jobs_[best->queue[best->pos++]];
+    if (cs.blocked && !options_.backfill) {
+      j.reason = PendingReason::kReservation;
+      break;
+    }
+    if (cs.blocked && ++cs.after_block > options_.backfill_depth) {
+      j.reason = PendingReason::kBackfillDepth;
+      break;
+    }
+    if (j.reason == PendingReason::kInfeasible) continue;
+    const Compiled& c = *compiled_[j.id.value()];
+    if (cs.failed.count(c.signature)) {
+      j.reason = PendingReason::kResources;
+      continue;
+    }
+    enum class Pass { kOrder, kBeforeShadow, kInExtra } pass = Pass::kOrder;
+    Milli on_mask = 0;
+    if (cs.reservation) {
+      Reservation& r = *cs.reservation;
+      on_mask = (c.mask & r.mask) ? j.device_milli : 0;
+      if (on_mask == 0) {
+        pass = Pass::kInExtra;
+      } else if (j.job.runtime && r.shadow != kNever &&
+                 cs.now + std::max<Millis>(0, *j.job.runtime - j.kept_ms) <= r.shadow) {
+        pass = Pass::kBeforeShadow;
+      } else if (on_mask <= r.extra) {
+        pass = Pass::kInExtra;
+      } else {
+        j.reason = PendingReason::kReservation;
+        j.detail = "would delay the reservation of " + jobs_[r.head].job.name;
+        continue;
+      }
+    }
+    bool started = TryStart(j, cs);
+    if (started) {
+      if (pass == Pass::kInExtra && cs.reservation) cs.reservation->extra -= on_mask;
+      if (cs.blocked) ++counters_.backfilled;
+      continue;
+    }
+    if (j.reason == PendingReason::kInfeasible) continue;
+    if (!cs.blocked) {
+      cs.blocked = true;
+      if (options_.backfill) cs.reservation = ComputeReservation(j, cs.now);
+    }
+  }
+}
+
+bool Engine::TryStart(JobRecord& j, CycleState& cs) {
+  ++counters_.placements_tried;
+  bool quota_refused = false;
+  std::optional<GangResult> placed = PlaceWithQuota(j, cs, &quota_refused);
+  if (placed) {
+    Start(j, std::move(*placed), cs.blocked ? "backfill" : "order", cs.now);
+    return true;
+  }
+  if (j.reason == PendingReason::kInfeasible) return false;
+  if (TryPreempt(j, cs)) return true;
+  if (quota_refused) {
+    j.reason = PendingReason::kQuota;
+  } else {
+    j.reason = PendingReason::kResources;
+    cs.failed.insert(compiled_[j.id.value()]->signature);
+  }
+  return false;
+}
+
+std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
+                                                 bool* quota_refused) {
+  Compiled& c = *compiled_[j.id.value()];
+  std::vector<ModelMask> masks;
+  if (ordering_.speed_aware() && c.by_speed.size() > 1) {
+    for (uint16_t m : c.by_speed)
+      masks.push_back(ModelMask{1} << m);
+  } else {
+    masks.push_back(c.mask);
+  }
+  auto variant = [&](ModelMask mask) -> const GangRequest& {
+    if (mask == c.mask || c.mask == 0) return c.gang;
+    auto it = c.variants.find(mask);
+    if (it != c.variants.end()) return it->second;
+    GangRequest g = c.gang;
+    for (GangGroup& group : g.groups) {
+      if (group.shape.cpu_only()) continue;
+      group.shape.models &= mask;
+      shapes_.Intern(group.shape);
+    }
+    return c.variants.emplace(mask, std::move(g)).first->second;
+  };
+  bool all_infeasible = true;
+  std::string detail;
+  for (size_t i = 0; i < masks.size(); ++i) {
+    ModelMask mask = masks[i];
+    if (c.mask != 0 && std::has_single_bit(mask)) {
+      size_t m = static_cast<size_t>(std::countr_zero(mask));
+      QuotaVerdict pre = quotas_.Check(j.job.tenant, RequestPerModel(j, m));
+      if (!pre.ok) {
+        *quota_refused = true;
+        all_infeasible = false;
+        detail = pre.why;
+        continue;
+      }
+    }
+    GangResult r = PlaceGang(cell_, placer_, variant(mask), &rng_);
+    if (r.outcome == PlaceOutcome::kPlaced) {
+      QuotaVerdict v = quotas_.Check(j.job.tenant, PerModel(r.placements));
+      if (v.ok) {
+        j.borrowing = v.borrowing;
+        return r;
+      }
+      for (const Placement& p : r.placements)
+        cell_.Release(p);
+      *quota_refused = true;
+      all_infeasible = false;
+      detail = v.why;
+      // Agnostic placement: retry once on the models the quota still allows.
+      if (masks.size() == 1) {
+        ModelMask allowed = 0;
+        for (size_t m = 0; m < cell_.model_count(); ++m) {
+          if (((c.mask >> m) & 1) && quotas_.Check(j.job.tenant, RequestPerModel(j, m)).ok)
+            allowed |= ModelMask{1} << m;
+        }
+        if (allowed != 0 && allowed != mask) masks.push_back(allowed);
+      }
+      continue;
+    }
+    if (r.outcome != PlaceOutcome::kInfeasible) all_infeasible = false;
+    if (detail.empty() || !*quota_refused)
+      detail = r.why.ToString() + (r.detail.empty() ? "" : "; " + r.detail);
+  }
+  (void)cs;
+  if (all_infeasible) j.reason = PendingReason::kInfeasible;
+  j.detail = detail;
+  return std::nullopt;
+}
+
+std::vector<Milli> Engine::PerModel(const std::vector<Placement>& placements) const {
+  std::vector<Milli> per(cell_.model_count(), 0);
+  for (const Placement& p : placements) {
+    auto devices = cell_.devices(p.node);
+    for (const DeviceUse& u : p.devices)
+      per[devices[u.index].model] += u.milli;
+  }
+  return per;
+}
+
+std::vector<Milli> Engine::RequestPerModel(const JobRecord& j, size_t model) const {
+  std::vector<Milli> per(cell_.model_count(), 0);
+  per[model] = j.device_milli;
+  return per;
+}
+
+// ---- starting and stopping runs ----
+
+void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs now) {
+  pending_.erase({j.key, j.id.value()});
+  j.state = JobState::kAdmitted;
+  j.state = JobState::kPlaced;
+  j.placements = std::move(placed.placements);
+  j.level = placed.level;
+  j.state = JobState::kRunning;
+  j.reason = PendingReason::kNone;
+  j.detail.clear();
+  ++j.generation;
+  j.last_start = now;
+  if (!j.first_start) j.first_start = now;
+  j.estimated_end = EstimatedEnd(j, now);
+  quotas_.Charge(j.job.tenant, PerModel(j.placements));
+  for (const Placement& p : j.placements) {
+    AdjustFree(p.node, p, -1);
+    jobs_on_node_[p.node].push_back(j.id.value());
+  }
+  allocated_milli_ += j.device_milli;
+  running_.insert(j.id.value());
+  if (j.estimated_end != kNever) ends_.insert({j.estimated_end, j.id.value()});
+  ++counters_.starts;
+  backend_.Launch(j, now);
+  Record(j);
+  Decision d;
+  d.time = now;
+  d.kind = DecisionKind::kStart;
+  d.job = j.id;
+  d.reason = std::move(reason);
+  d.level = j.level;
+  for (const Placement& p : j.placements)
+    d.nodes.push_back(p.node);
+  std::sort(d.nodes.begin(), d.nodes.end());
+  d.nodes.erase(std::unique(d.nodes.begin(), d.nodes.end()), d.nodes.end());
+  store_.AppendDecision(d);
+}
+
+TimeMs Engine::EstimatedEnd(const JobRecord& j, TimeMs now) const {
+  if (!j.job.runtime) return kNever;
+  return now + std::max<Millis>(1000, *j.job.runtime - j.kept_ms);
+}
+
+void Engine::AdjustFree(uint32_t node, const Placement& p, int sign) {
+  if (!node_up_[node]) return;
+  auto devices = cell_.devices(node);
+  for (const DeviceUse& u : p.devices)
+    free_by_model_[devices[u.index].model] += sign * u.milli;
+}
+
+void Engine::ReleaseResources(JobRecord& j) {
+  for (const Placement& p : j.placements) {
+    cell_.Release(p);
+    AdjustFree(p.node, p, +1);
+    auto& on = jobs_on_node_[p.node];
+    auto it = std::find(on.begin(), on.end(), j.id.value());
+    if (it != on.end()) on.erase(it);
+  }
+  quotas_.Refund(j.job.tenant, PerModel(j.placements));
+  allocated_milli_ -= j.device_milli;
+  running_.erase(j.id.value());
+  if (j.estimated_end != kNever) ends_.erase({j.estimated_end, j.id.value()});
+}
+
+void Engine::StopRun(JobRecord& j, TimeMs now, bool lose_since_checkpoint) {
+  Millis elapsed = std::max<Millis>(0, now - j.last_start);
+  Millis lost =
+      lose_since_checkpoint ? LostSinceCheckpoint(j.last_start, now, j.job.checkpoint_interval) : 0;
+  double milli = static_cast<double>(j.device_milli) / kMilliPerUnit;
+  j.run_ms += elapsed;
+  j.attained_device_ms += static_cast<double>(elapsed) * milli;
+  j.kept_ms += elapsed - lost;
+  j.lost_device_ms += static_cast<double>(lost) * milli;
+  j.placements.clear();
+}
+
+void Engine::Requeue(JobRecord& j, TimeMs now, PendingReason why, DecisionKind kind,
+                     std::string reason) {
+  backend_.Stop(j, now);
+  ReleaseResources(j);
+  StopRun(j, now, /*lose_since_checkpoint=*/true);
+  j.state = JobState::kPending;
+  j.reason = why;
+  j.detail = reason;
+  ++j.restarts;
+  if (kind == DecisionKind::kPreempt) ++j.preemptions;
+  pending_.insert({j.key, j.id.value()});
+  Record(j);
+  Decision d;
+  d.time = now;
+  d.kind = kind;
+  d.job = j.id;
+  d.reason = std::move(reason);
+  store_.AppendDecision(d);
+  dirty_ = true;
+}
+
+void Engine::Finish(JobRecord& j, TimeMs now, JobState end, DecisionKind kind, std::string reason) {
+  if (j.running()) {
+    if (end == JobState::kCancelled) backend_.Stop(j, now);
+    ReleaseResources(j);
+    StopRun(j, now, /*lose_since_checkpoint=*/false);
+  }
+  j.state = end;
+  j.reason = PendingReason::kNone;
+  j.finished = now;
+  --active_;
+  Record(j);
+  Decision d;
+  d.time = now;
+  d.kind = kind;
+  d.job = j.id;
+  d.reason = std::move(reason);
+  store_.AppendDecision(d);
+}
+
+// ---- EASY backfill ----
+
+std::optional<Engine::Reservation> Engine::ComputeReservation(const JobRecord& head,
+                                                              TimeMs now) const {
+  const Compiled& c = *compiled_[head.id.value()];
+  Reservation r;
+  r.head = head.id.value();
+  r.mask = c.mask;
+  if (c.mask == 0) return std::nullopt;  // a CPU-only head reserves no devices
+  auto on_mask = [&](const std::vector<Placement>& placements) {
+    Milli sum = 0;
+    for (const Placement& p : placements) {
+      if (!node_up_[p.node]) continue;
+      auto devices = cell_.devices(p.node);
+      for (const DeviceUse& u : p.devices)
+        if ((c.mask >> devices[u.index].model) & 1) sum += u.milli;
+    }
+    return sum;
+  };
+  Milli avail = 0;
+  for (size_t m = 0; m < free_by_model_.size(); ++m)
+    if ((c.mask >> m) & 1) avail += free_by_model_[m];
+  Milli need = head.device_milli;
+  if (avail >= need) {
+    // Enough devices, badly arranged (topology or fragmentation): expect room at the next end.
+    r.shadow = ends_.empty() ? kNever : std::max(now, ends_.begin()->first);
+    r.extra = avail - need;
+    return r;
+  }
+  for (const auto& [end, id] : ends_) {
+    avail += on_mask(jobs_[id].placements);
+    if (avail >= need) {
+      r.shadow = std::max(now, end);
+      r.extra = avail - need;
+      return r;
+    }
+  }
+  r.shadow = kNever;  // running jobs without estimates: no time can be promised
+  r.extra = 0;
+  return r;
+}
+
+// ---- preemption ----
+
+bool Engine::MayPreempt(const JobRecord& preemptor, const JobRecord& victim, bool reclaim,
+                        TimeMs now) const {
+  if (!victim.running() || victim.id == preemptor.id) return false;
+  if (victim.priority > preemptor.priority) return false;  // never a higher class
+  bool lower = victim.priority < preemptor.priority;
+  bool displaced = !lower && ordering_.preemptive() && ordering_.Displaces(preemptor, victim, now);
+  bool reclaimed = false;
+  if (reclaim && victim.borrowing && victim.job.tenant != preemptor.job.tenant) reclaimed = true;
+  if (!lower && !displaced && !reclaimed) return false;
+  if (!victim.preemptible && !reclaimed) return false;
+  std::vector<const PolicyRule*> rules = MatchingRules(spec_, RuleKind::kPreemption, preemptor.job);
+  if (!rules.empty()) {
+    const auto& rule = std::get<PreemptionRule>(rules.front()->body);
+    if (!rule.allow && !reclaimed) return false;
+    if (!rule.victim_classes.empty() &&
+        std::find(rule.victim_classes.begin(), rule.victim_classes.end(), victim.job.job_class) ==
+            rule.victim_classes.end()) {
+      return false;
+    }
+    if (rule.victim_max_priority) {
+      std::optional<int32_t> max = PriorityValue(spec_, *rule.victim_max_priority);
+      if (max && victim.priority > *max) return false;
+    }
+    if (rule.victims_preemptible_only && !victim.preemptible && !reclaimed) return false;
+    if (!rule.clusters.empty()) {
+      for (const Placement& p : victim.placements) {
+        ClusterId cl = spec_.node(cell_.spec_node(p.node)).cluster;
+        if (std::find(rule.clusters.begin(), rule.clusters.end(), cl) == rule.clusters.end())
+          return false;
+      }
+    }
+  }
+  // Freeing it must help: it holds devices of a model the preemptor accepts.
+  const ModelMask mask = compiled_[preemptor.id.value()]->mask;
+  for (const Placement& p : victim.placements) {
+    auto devices = cell_.devices(p.node);
+    for (const DeviceUse& u : p.devices)
+      if ((mask >> devices[u.index].model) & 1) return true;
+  }
+  return mask == 0 && !victim.placements.empty();
+}
+
+bool Engine::TryPreempt(JobRecord& j, CycleState& cs) {
+  const Compiled& c = *compiled_[j.id.value()];
+  bool reclaim = false;
+  for (size_t m = 0; m < cell_.model_count(); ++m) {
+    if (((c.mask >> m) & 1) && quotas_.Guarded(m) &&
+        quotas_.WithinGuarantee(j.job.tenant, RequestPerModel(j, m))) {
+      reclaim = true;
+      break;
+    }
+  }
+  struct Candidate {
+    int32_t priority;
+    double lost;
+    uint64_t key;
+    uint32_t id;
+  };
+  std::vector<Candidate> candidates;
+  for (uint32_t id : running_) {
+    const JobRecord& v = jobs_[id];
+    if (!MayPreempt(j, v, reclaim, cs.now)) continue;
+    double lost =
+        static_cast<double>(LostSinceCheckpoint(v.last_start, cs.now, v.job.checkpoint_interval)) *
+        static_cast<double>(v.device_milli);
+    candidates.push_back({v.priority, lost, v.key, id});
+  }
+  if (candidates.empty()) return false;
+  // Cheapest first: lowest priority, then least work lost, then the youngest.
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.priority != b.priority) return a.priority < b.priority;
+    if (a.lost != b.lost) return a.lost < b.lost;
+    return a.key > b.key;
+  });
+  if (candidates.size() > static_cast<size_t>(options_.preemption_candidates))
+    candidates.resize(static_cast<size_t>(options_.preemption_candidates));
+
+  Milli avail = 0;
+  for (size_t m = 0; m < free_by_model_.size(); ++m)
+    if ((c.mask >> m) & 1) avail += free_by_model_[m];
+  std::vector<uint32_t> released;
+  std::vector<std::vector<Placement>> saved;
+  auto restore = [&](size_t i) {
+    JobRecord& v = jobs_[released[i]];
+    v.placements = saved[i];
+    for (Placement& p : v.placements) {
+      p.node_version = cell_.node(p.node).version;
+      Status s = cell_.Commit(p);
+      CHECK(s.ok()) << "restoring a preemption candidate: " << s.ToString();
+      AdjustFree(p.node, p, -1);
+      jobs_on_node_[p.node].push_back(v.id.value());
+    }
+    quotas_.Charge(v.job.tenant, PerModel(v.placements));
+    allocated_milli_ += v.device_milli;
+    running_.insert(v.id.value());
+    if (v.estimated_end != kNever) ends_.insert({v.estimated_end, v.id.value()});
+  };
+  std::optional<GangResult> placed;
+  for (const Candidate& cand : candidates) {
+    JobRecord& v = jobs_[cand.id];
+    saved.push_back(v.placements);
+    released.push_back(cand.id);
+    Milli before = 0;
+    for (size_t m = 0; m < free_by_model_.size(); ++m)
+      if ((c.mask >> m) & 1) before += free_by_model_[m];
+    ReleaseResources(v);
+    Milli after = 0;
+    for (size_t m = 0; m < free_by_model_.size(); ++m)
+      if ((c.mask >> m) & 1) after += free_by_model_[m];
+    avail += after - before;
+    if (avail < j.device_milli) continue;
+    bool refused = false;
+    placed = PlaceWithQuota(j, cs, &refused);
+    if (placed) break;
+  }
+  if (!placed) {
+    for (size_t i = released.size(); i-- > 0;)
+      restore(i);
+    return false;
+  }
+  // Keep only the victims the placement needs: one whose nodes it does not touch goes back,
+  // unless putting it back would break the preemptor's quota admission.
+  std::set<uint32_t> used;
+  for (const Placement& p : placed->placements)
+    used.insert(p.node);
+  std::vector<uint32_t> victims;
+  for (size_t i = released.size(); i-- > 0;) {
+    bool touches = false;
+    for (const Placement& p : saved[i])
+      touches = touches || used.count(p.node);
+    if (!touches) {
+      restore(i);
+      if (quotas_.Check(j.job.tenant, PerModel(placed->placements)).ok) continue;
+      ReleaseResources(jobs_[released[i]]);
+    }
+    victims.push_back(released[i]);
+  }
+  std::sort(victims.begin(), victims.end());
+  for (uint32_t id : victims) {
+    JobRecord& v = jobs_[id];
+    std::string cause = v.priority < j.priority ? "priority"
+                        : (v.borrowing && v.job.tenant != j.job.tenant && reclaim)
+                            ? "quota-reclaim"
+                            : std::string(ordering_.name());
+    // Resources are released already; finish the stop.
+    backend_.Stop(v, cs.now);
+    v.placements = saved[std::find(released.begin(), released.end(), id) - released.begin()];
+    StopRun(v, cs.now, /*lose_since_checkpoint=*/true);
+    v.state = JobState::kPending;
+    v.reason = PendingReason::kPreempted;
+    v.detail = "preempted by " + j.job.name;
+    ++v.restarts;
+    ++v.preemptions;
+    pending_.insert({v.key, v.id.value()});
+    Record(v);
+    Decision d;
+    d.time = cs.now;
+    d.kind = DecisionKind::kPreempt;
+    d.job = v.id;
+    d.reason = "preempted-by:" + j.job.name + " " + cause;
+    store_.AppendDecision(d);
+    ++counters_.preemptions;
+  }
+  Start(j, std::move(*placed), "preempted " + std::to_string(victims.size()) + " job(s)", cs.now);
+  return true;
+}
+
+}  // namespace tessera

@@ -1,0 +1,153 @@
+// The engine: one event loop that drives the scheduler core through time (DESIGN.md §3).
+// Events (submit, finish, fail, cancel, node lost/recovered, tick) update the job records and
+// mark the engine dirty; a scheduling cycle then handles everything pending in one batch:
+//
+//   1. admission  — the tenant's quota (QuotaTracker), per device model, with borrowing;
+//   2. ordering   — priority class, hierarchical DRF across tenants, the ordering policy's
+//                   key (fifo, las, hetero), age, submission sequence;
+//   4. placement  — the gang placer of sched/ over the cell (all tasks or none);
+//   5. preemption — the cheapest victim set that makes room, when the job may preempt
+//                   (higher priority class, quota reclaim, or a preemptive ordering);
+//   6. backfill   — EASY: the first job that cannot start holds a reservation at the time
+//                   enough devices free up (from running jobs' estimates); later jobs start
+//                   only if they end before it, or use only devices it will not need;
+//   7. explain    — every job left pending carries a reason code and the placer's counts.
+//
+// The simulator drives the engine with a ManualClock and the sim backend; the daemon with the
+// system clock and real backends. Nothing here reads the wall clock or iterates an unordered
+// container to decide anything.
+//
+// Thread-safety: none. The engine's owner calls it from one thread; other threads post
+// events through the owner.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/rng.h"
+#include "engine/event.h"
+#include "engine/job_record.h"
+#include "engine/ordering.h"
+#include "engine/ports.h"
+#include "engine/quota.h"
+#include "sched/gang.h"
+#include "sched/placer.h"
+
+namespace tessera {
+
+struct EngineOptions {
+  bool backfill = true;  // false: strict order, nothing passes a blocked job
+  // Jobs considered in one cycle after the first blocked one (Slurm's bf_max_job_test).
+  int32_t backfill_depth = 256;
+  // Victims considered for one preemption.
+  int32_t preemption_candidates = 512;
+  Millis tick = 0;  // re-evaluation period; 0 = the ordering policy's quantum
+};
+
+struct EngineCounters {
+  uint64_t cycles = 0;
+  uint64_t placements_tried = 0;
+  uint64_t starts = 0;
+  uint64_t preemptions = 0;
+  uint64_t requeues = 0;  // node lost
+  uint64_t backfilled = 0;
+};
+
+class Engine final : public EventSink {
+ public:
+  // The cell must have been built from `spec` (node indices = the spec's nodes).
+  Engine(const Spec& spec, CellState cell, Scorer& scorer, const OrderingPolicy& ordering,
+         Store& store, Backend& backend, const Clock& clock, Rng& rng, EngineOptions options = {});
+  ~Engine() override;
+
+  // Accepts a job; it enters the queue at `at` (>= now). Returns its id.
+  JobId Submit(Job job, TimeMs at);
+  void Cancel(JobId job, TimeMs at);
+  void NodeLost(uint32_t node, TimeMs at);
+  void NodeRecovered(uint32_t node, TimeMs at);
+  void Post(const Event& e) override { events_.Push(e); }
+
+  // The time of the next event, if any.
+  std::optional<TimeMs> NextEventTime() const;
+  // Handles every event due at or before the clock's now, then runs a scheduling cycle if
+  // anything changed.
+  void RunDue();
+
+  const JobRecord& job(JobId id) const { return jobs_[id.value()]; }
+  size_t job_count() const { return jobs_.size(); }
+  size_t pending_count() const { return pending_.size(); }
+  size_t running_count() const { return running_.size(); }
+  // Jobs not yet in a terminal state.
+  size_t active_count() const { return active_; }
+  const CellState& cell() const { return cell_; }
+  const QuotaTracker& quotas() const { return quotas_; }
+  const EngineCounters& counters() const { return counters_; }
+  const Spec& spec() const { return spec_; }
+  // Device milli allocated right now, and the healthy capacity.
+  Milli allocated_milli() const { return allocated_milli_; }
+  Milli healthy_capacity_milli() const { return healthy_milli_; }
+  bool node_up(uint32_t node) const { return node_up_[node]; }
+
+ private:
+  struct Compiled;     // a job's gang request, compiled once
+  struct Reservation;  // the head job's EASY reservation
+  struct CycleState;   // what one cycle knows
+
+  void PostAt(EventKind kind, TimeMs at, JobId job, uint32_t node);
+  void Handle(const Event& e);
+  void Cycle();
+  bool TryStart(JobRecord& j, CycleState& cs);
+  std::optional<GangResult> PlaceWithQuota(JobRecord& j, CycleState& cs, bool* quota_refused);
+  bool TryPreempt(JobRecord& j, CycleState& cs);
+  void Start(JobRecord& j, GangResult placed, std::string reason, TimeMs now);
+  // Stops a running job and returns it to pending (preempted or lost) or ends it.
+  void StopRun(JobRecord& j, TimeMs now, bool keep_progress_from_checkpoint);
+  void Requeue(JobRecord& j, TimeMs now, PendingReason why, DecisionKind kind, std::string reason);
+  void Finish(JobRecord& j, TimeMs now, JobState end, DecisionKind kind, std::string reason);
+  void ReleaseResources(JobRecord& j);
+  std::vector<Milli> PerModel(const std::vector<Placement>& placements) const;
+  std::vector<Milli> RequestPerModel(const JobRecord& j, size_t model) const;
+  std::optional<Reservation> ComputeReservation(const JobRecord& head, TimeMs now) const;
+  bool MayBackfill(const JobRecord& j, Reservation& r, TimeMs now) const;
+  bool MayPreempt(const JobRecord& preemptor, const JobRecord& victim, bool reclaim,
+                  TimeMs now) const;
+  TimeMs EstimatedEnd(const JobRecord& j, TimeMs now) const;
+  void ScheduleTick(TimeMs now);
+  void Record(const JobRecord& j) { store_.PutJob(j); }
+  void AdjustFree(uint32_t node, const Placement& p, int sign);
+
+  const Spec& spec_;
+  CellState cell_;
+  Placer placer_;
+  const OrderingPolicy& ordering_;
+  Store& store_;
+  Backend& backend_;
+  const Clock& clock_;
+  Rng& rng_;
+  EngineOptions options_;
+  QuotaTracker quotas_;
+  ShapeTable shapes_;
+
+  EventQueue events_;
+  std::vector<JobRecord> jobs_;
+  std::vector<std::unique_ptr<Compiled>> compiled_;
+  std::set<std::pair<uint64_t, uint32_t>> pending_;  // (sequence, job) — membership only
+  std::set<uint32_t> running_;
+  std::set<std::pair<TimeMs, uint32_t>> ends_;  // running jobs by estimated end
+  std::vector<std::vector<uint32_t>> jobs_on_node_;
+  std::vector<bool> node_up_;
+  std::vector<Milli> free_by_model_;  // free milli on schedulable nodes
+  Milli allocated_milli_ = 0;
+  Milli healthy_milli_ = 0;
+  size_t active_ = 0;
+  uint64_t next_key_ = 0;
+  bool dirty_ = false;
+  std::optional<TimeMs> tick_at_;
+  EngineCounters counters_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,95 @@
+// The engine's record of one submitted job: its declaration, where it is in the state
+// machine, where it runs, and the accounting the metrics need.
+//
+//   pending -> admitted -> placed -> running -> succeeded | failed | cancelled
+//                 ^                      |
+//                 +---- preempted / lost +   (back to pending, restarts + 1)
+//
+// Admitted means the quota allows it; placed means its placements are committed to the cell;
+// running means the backend has launched it. In one scheduling cycle a job can pass through
+// all three; the decision log records each transition that matters (start, preempt, requeue).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/ids.h"
+#include "model/job.h"
+#include "sched/cell_state.h"
+
+namespace tessera {
+
+enum class JobState : uint8_t {
+  kPending,
+  kAdmitted,
+  kPlaced,
+  kRunning,
+  kSucceeded,
+  kFailed,
+  kCancelled,
+};
+
+std::string_view JobStateName(JobState s);
+inline bool IsTerminal(JobState s) {
+  return s == JobState::kSucceeded || s == JobState::kFailed || s == JobState::kCancelled;
+}
+
+// Why a job is not running, in a stable code and a sentence.
+enum class PendingReason : uint8_t {
+  kNone,
+  kNew,            // submitted, not yet considered
+  kQuota,          // its tenant's quota (limit, or guarantee without borrowing) forbids it
+  kResources,      // no placement fits now
+  kInfeasible,     // no placement would fit even on an empty fleet
+  kReservation,    // fits, but would delay the head job's reservation (backfill rule)
+  kBackfillDepth,  // not considered this cycle: too deep in the queue
+  kPreempted,      // requeued after preemption
+  kNodeLost,       // requeued after a node failure
+};
+std::string_view PendingReasonCode(PendingReason r);
+
+struct JobRecord {
+  JobId id;
+  Job job;
+  uint64_t key = 0;  // stable tie-breaker: submission sequence
+  JobState state = JobState::kPending;
+  PendingReason reason = PendingReason::kNew;
+  std::string detail;  // the placement explanation when pending for resources
+
+  int32_t priority = 0;  // the priority class's value
+  bool preemptible = false;
+  int32_t task_count = 0;
+  Milli device_milli = 0;  // device share of one run, all tasks together
+
+  TimeMs submitted = 0;
+  std::optional<TimeMs> first_start;
+  TimeMs last_start = 0;
+  std::optional<TimeMs> finished;
+
+  int32_t restarts = 0;           // times it went back to pending after running
+  int32_t preemptions = 0;        // of those, by preemption
+  double attained_device_ms = 0;  // device-milliseconds of service so far (LAS)
+  Millis run_ms = 0;              // time spent running, all runs together
+  double lost_device_ms = 0;      // work thrown away by restarts from a checkpoint
+  Millis kept_ms = 0;             // running time not thrown away (progress, in wall time)
+  TimeMs estimated_end = 0;       // of the current run, from the runtime estimate
+
+  // The current run: one placement per task, the level the gang spans, the run's
+  // generation (events of an older run are ignored).
+  std::vector<Placement> placements;
+  TopologyLevel level = TopologyLevel::kAny;
+  uint64_t generation = 0;
+  bool borrowing = false;  // the run uses capacity beyond its tenant's guarantee
+
+  bool running() const { return state == JobState::kRunning; }
+};
+
+// Work a run loses when stopped at `now` without a final checkpoint: everything since the
+// last periodic checkpoint, or since the start when the job never checkpoints.
+Millis LostSinceCheckpoint(TimeMs start, TimeMs now, Millis checkpoint_interval);
+
+}  // namespace tessera

@@ -1,0 +1,62 @@
+// The engine's narrow ports (DESIGN.md §3): Store keeps durable state and the decision log,
+// Backend runs what was placed. Clock and Rng come from common/.
+//
+// Thread-safety: implementations are called from the engine's thread only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/job_record.h"
+
+namespace tessera {
+
+enum class DecisionKind : uint8_t { kStart, kPreempt, kRequeue, kFinish, kFail, kCancel };
+std::string_view DecisionKindName(DecisionKind k);
+
+// One line of the decision log: what the engine did to a job, when, and why.
+struct Decision {
+  TimeMs time = 0;
+  DecisionKind kind = DecisionKind::kStart;
+  JobId job;
+  std::string reason;  // e.g. "backfill", "preempted-by:job-17 priority", "node-lost:n3"
+  TopologyLevel level = TopologyLevel::kAny;
+  std::vector<uint32_t> nodes;  // distinct CellState nodes of the run (kStart)
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+  // Records the job's current state (called on every transition).
+  virtual void PutJob(const JobRecord& job) = 0;
+  virtual void AppendDecision(const Decision& d) = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // Launches the job's current run (job.placements, job.generation); completion is reported
+  // through the engine's EventSink as kFinish or kFail with that generation.
+  virtual void Launch(const JobRecord& job, TimeMs now) = 0;
+  // Stops the current run (preempted, cancelled, node lost). No event follows.
+  virtual void Stop(const JobRecord& job, TimeMs now) = 0;
+};
+
+// The in-memory store: what tests and the simulator use.
+class MemoryStore final : public Store {
+ public:
+  void PutJob(const JobRecord& job) override;
+  void AppendDecision(const Decision& d) override { decisions_.push_back(d); }
+  const std::vector<Decision>& decisions() const { return decisions_; }
+  // The last recorded state of each job, by id (value); gaps are never-seen ids.
+  const std::vector<JobState>& states() const { return states_; }
+  uint64_t writes() const { return writes_; }
+
+ private:
+  std::vector<Decision> decisions_;
+  std::vector<JobState> states_;
+  uint64_t writes_ = 0;
+};
+
+}  // namespace tessera

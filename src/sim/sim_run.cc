@@ -1,0 +1,273 @@
+#include "sim/sim_run.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/engine.h"
+#include "sched/fragmentation.h"
+#include "sim/sim_backend.h"
+
+namespace tessera {
+
+Result<SimPolicy> ParseSimPolicy(std::string_view name) {
+  if (name == "fifo") return SimPolicy{"fifo", "fifo", false};
+  if (name == "backfill") return SimPolicy{"backfill", "fifo", true};
+  if (name == "las") return SimPolicy{"las", "las", true};
+  if (name == "hetero") return SimPolicy{"hetero", "hetero", true};
+  return InvalidArgument("unknown policy '" + std::string(name) +
+                         "' (known: fifo, backfill, las, hetero)");
+}
+
+std::vector<std::string> SimPolicyNames() {
+  return {"fifo", "backfill", "las", "hetero"};
+}
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+double Round3(double v) {
+  return std::round(v * 1000.0) / 1000.0;
+}
+
+json Summary(std::vector<double> v) {
+  json s = json::object();
+  s["count"] = v.size();
+  if (v.empty()) {
+    for (const char* k : {"mean", "p50", "p95", "p99"})
+      s[k] = nullptr;
+    return s;
+  }
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (double x : v)
+    sum += x;
+  auto pct = [&](double p) {
+    size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
+    return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
+  };
+  s["mean"] = Round3(sum / static_cast<double>(v.size()));
+  s["p50"] = Round3(pct(50));
+  s["p95"] = Round3(pct(95));
+  s["p99"] = Round3(pct(99));
+  return s;
+}
+
+// Forwards the backend's reports to the engine, which exists only after the backend.
+struct Forward final : EventSink {
+  Engine* engine = nullptr;
+  void Post(const Event& e) override { engine->Post(e); }
+};
+
+}  // namespace
+
+Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
+                                 const SimPolicy& policy, const SimOptions& options,
+                                 const ScorerRegistry& scorers, const OrderingRegistry& orderings) {
+  auto ordering = orderings.Create(policy.ordering);
+  if (!ordering.ok()) return ordering.status();
+  std::vector<std::pair<const TaskRequest*, int64_t>> reqs;
+  for (const TraceJob& tj : workload.jobs) {
+    for (const TaskGroup& g : tj.job.task_groups)
+      reqs.push_back({&g.request, g.count});
+  }
+  TargetWorkload target = TargetFromRequests(spec, reqs);
+  ScorerContext ctx{&target};
+  auto scorer = scorers.Create(options.placement, ctx);
+  if (!scorer.ok()) return scorer.status();
+  auto cell = CellState::FromSpec(spec);
+  if (!cell.ok()) return cell.status();
+
+  ManualClock clock(0);
+  SeededRng rng(options.seed);
+  MemoryStore store;
+  Forward forward;
+  SimBackend backend(spec, *cell, forward);  // rebound to the engine's cell below
+  EngineOptions eo;
+  eo.backfill = policy.backfill;
+  Engine engine(spec, std::move(*cell), **scorer, **ordering, store, backend, clock, rng, eo);
+  forward.engine = &engine;
+  backend.SetCell(&engine.cell());
+  FailureInjector failures(options.failures, engine.cell(), options.seed ^ 0x9e3779b97f4a7c15ULL);
+
+  const size_t n = workload.jobs.size();
+  TimeMs first_arrival = n ? workload.jobs.front().job.submit_time.value_or(0) : 0;
+  TimeMs last_arrival = n ? workload.jobs.back().job.submit_time.value_or(0) : 0;
+  Millis step = options.sample_interval > 0
+                    ? options.sample_interval
+                    : std::max<Millis>(60 * 1000, (last_arrival - first_arrival) / 400);
+  std::string series = "time_s,running_jobs,pending_jobs,allocated_gpus,healthy_gpus,alloc_ratio\n";
+  size_t rows = 0;
+  const size_t kMaxRows = 20000;
+  TimeMs next_sample = first_arrival;
+  TimeMs prev = first_arrival;
+  double area_alloc = 0, area_healthy = 0;
+  size_t next = 0, tasks = 0, ended_reported = 0;
+  TimeMs last_end = first_arrival;
+
+  while (true) {
+    std::optional<TimeMs> t;
+    auto consider = [&](TimeMs x) { t = t ? std::min(*t, x) : x; };
+    if (next < n) consider(std::max(clock.Now(), workload.jobs[next].job.submit_time.value_or(0)));
+    if (auto e = engine.NextEventTime()) consider(*e);
+    bool live = next < n || engine.running_count() > 0;
+    if (!failures.empty() && live) consider(failures.next_time());
+    if (!t) break;
+    if (next >= n && engine.running_count() == 0 && engine.NextEventTime() &&
+        *t == *engine.NextEventTime() && engine.pending_count() > 0 && !live) {
+      break;
+    }
+    // The state is constant between events: sample and integrate up to t.
+    while (next_sample <= *t && rows < kMaxRows) {
+      fmt::format_to(std::back_inserter(series), "{},{},{},{},{},{}\n", next_sample / 1000,
+                     engine.running_count(), engine.pending_count(),
+                     Round3(static_cast<double>(engine.allocated_milli()) / 1000.0),
+                     Round3(static_cast<double>(engine.healthy_capacity_milli()) / 1000.0),
+                     engine.healthy_capacity_milli() > 0
+                         ? Round3(static_cast<double>(engine.allocated_milli()) /
+                                  static_cast<double>(engine.healthy_capacity_milli()))
+                         : 0.0);
+      ++rows;
+      next_sample += step;
+    }
+    if (engine.active_count() > 0 || next < n) {
+      area_alloc += static_cast<double>(engine.allocated_milli()) * static_cast<double>(*t - prev);
+      area_healthy +=
+          static_cast<double>(engine.healthy_capacity_milli()) * static_cast<double>(*t - prev);
+    }
+    prev = *t;
+    clock.Set(*t);
+    while (next < n && workload.jobs[next].job.submit_time.value_or(0) <= *t) {
+      const TraceJob& tj = workload.jobs[next++];
+      JobId id = engine.Submit(tj.job, *t);
+      backend.SetWork(id, tj.work);
+      tasks += static_cast<size_t>(engine.job(id).task_count);
+    }
+    while (!failures.empty() && failures.next_time() <= *t) {
+      NodeOutage o = failures.Pop();
+      engine.NodeLost(o.node, o.at);
+      engine.NodeRecovered(o.node, o.at + o.down);
+    }
+    size_t active_before = engine.active_count();
+    engine.RunDue();
+    if (engine.active_count() < active_before) last_end = *t;
+    size_t ended = engine.job_count() - engine.active_count();
+    if (options.progress && n > 0 && ended >= ended_reported + std::max<size_t>(1, n / 200)) {
+      ended_reported = ended;
+      options.progress(static_cast<double>(ended) / static_cast<double>(n));
+    }
+    if (next >= n && engine.running_count() == 0 && !engine.NextEventTime()) break;
+  }
+  if (options.progress) options.progress(1.0);
+
+  // ---- metrics ----
+  std::vector<double> jct, queue;
+  struct PerClass {
+    std::vector<double> jct, queue;
+    size_t completed = 0;
+  };
+  std::map<std::string, PerClass> per_class;
+  struct PerTenant {
+    double slowdown = 0;
+    size_t count = 0;
+  };
+  std::map<std::string, PerTenant> per_tenant;
+  size_t completed = 0, failed = 0, cancelled = 0, unfinished = 0;
+  std::map<std::string, size_t> pending_reasons;
+  double lost_ms = 0;
+  int64_t restarts = 0;
+  for (size_t i = 0; i < engine.job_count(); ++i) {
+    const JobRecord& j = engine.job(JobId(static_cast<uint32_t>(i)));
+    lost_ms += j.lost_device_ms;
+    restarts += j.restarts;
+    std::string cls(WorkloadClassName(j.job.job_class));
+    if (j.state == JobState::kSucceeded) {
+      ++completed;
+      double c = static_cast<double>(*j.finished - j.submitted) / 1000.0;
+      double q = static_cast<double>(*j.first_start - j.submitted) / 1000.0;
+      jct.push_back(c);
+      queue.push_back(q);
+      PerClass& pc = per_class[cls];
+      pc.jct.push_back(c);
+      pc.queue.push_back(q);
+      ++pc.completed;
+      PerTenant& pt = per_tenant[spec.tenant(j.job.tenant).path];
+      pt.slowdown += static_cast<double>(*j.finished - j.submitted) /
+                     static_cast<double>(std::max<Millis>(1, j.run_ms));
+      ++pt.count;
+    } else if (j.state == JobState::kFailed) {
+      ++failed;
+    } else if (j.state == JobState::kCancelled) {
+      ++cancelled;
+    } else {
+      ++unfinished;
+      ++pending_reasons[std::string(PendingReasonCode(j.reason))];
+    }
+  }
+  // Jain's index over the tenants' mean slowdowns (time in the system / time running).
+  double sum = 0, sq = 0;
+  for (const auto& [path, pt] : per_tenant) {
+    double s = pt.slowdown / static_cast<double>(pt.count);
+    sum += s;
+    sq += s * s;
+  }
+  double jain =
+      per_tenant.empty() ? 1.0 : sum * sum / (static_cast<double>(per_tenant.size()) * sq);
+
+  json m = json::object();
+  m["policy"] = policy.name;
+  m["placement"] = options.placement;
+  m["seed"] = options.seed;
+  m["jobs"] = {{"submitted", n},           {"completed", completed},
+               {"failed", failed},         {"cancelled", cancelled},
+               {"unfinished", unfinished}, {"unfinished_reasons", pending_reasons}};
+  m["tasks"] = tasks;
+  m["jct_s"] = Summary(jct);
+  m["queue_s"] = Summary(queue);
+  json classes = json::object();
+  for (auto& [cls, pc] : per_class) {
+    classes[cls] = {
+        {"completed", pc.completed}, {"jct_s", Summary(pc.jct)}, {"queue_s", Summary(pc.queue)}};
+  }
+  m["per_class"] = classes;
+  m["gpu_alloc_ratio"] = {{"mean", area_healthy > 0 ? Round3(area_alloc / area_healthy) : 0.0}};
+  m["makespan_s"] = Round3(static_cast<double>(last_end - first_arrival) / 1000.0);
+  m["preemptions"] = engine.counters().preemptions;
+  m["requeues"] = engine.counters().requeues;
+  m["restarts"] = restarts;
+  m["lost_gpu_hours"] = Round3(lost_ms / 3.6e6);
+  m["fairness"] = {{"index", "jain-over-tenant-mean-slowdown"},
+                   {"value", Round3(jain)},
+                   {"tenants", per_tenant.size()}};
+  m["engine"] = {{"cycles", engine.counters().cycles},
+                 {"placements_tried", engine.counters().placements_tried},
+                 {"starts", engine.counters().starts},
+                 {"backfilled", engine.counters().backfilled}};
+
+  SimOutcome out;
+  out.metrics = std::move(m);
+  out.timeseries_csv = std::move(series);
+  out.jobs = n;
+  out.tasks = tasks;
+  std::string& log = out.decisions_jsonl;
+  for (const Decision& d : store.decisions()) {
+    json line = {{"t_s", Round3(static_cast<double>(d.time) / 1000.0)},
+                 {"kind", std::string(DecisionKindName(d.kind))},
+                 {"job", engine.job(d.job).job.name},
+                 {"reason", d.reason}};
+    if (d.kind == DecisionKind::kStart) {
+      line["level"] = std::string(TopologyLevelName(d.level));
+      json nodes = json::array();
+      for (uint32_t node : d.nodes)
+        nodes.push_back(engine.cell().node_name(node));
+      line["nodes"] = nodes;
+    }
+    log += line.dump();
+    log += '\n';
+  }
+  return out;
+}
+
+}  // namespace tessera

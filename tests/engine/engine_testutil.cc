@@ -1,0 +1,98 @@
+#include "engine/engine_testutil.h"
+
+#include <gtest/gtest.h>
+
+#include "config/loader.h"
+#include "sched/policy/builtin.h"
+
+namespace tessera::testing {
+
+const char* const kEngineFleet = R"(deviceModels:
+  - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
+regions:
+  - name: r
+clusters:
+  - name: c
+    region: r
+    tier: dedicated
+    nodeGroups:
+      - name: n
+        count: 4
+        cpu: 64
+        memory: 512Gi
+        devices: {model: G1, count: 4}
+        topology: {nodesPerLeaf: 2}
+tenants:
+  - name: t
+)";
+
+Spec LoadFleet(const std::string& yaml) {
+  LoadResult r = LoadSpecTexts({{"fleet.yaml", yaml}});
+  if (!r.spec) {
+    ADD_FAILURE() << "fleet does not load";
+    std::abort();
+  }
+  return *r.spec;
+}
+
+Job MakeJob(const Spec& spec, const std::string& name, int32_t tasks, Millis runtime) {
+  Job job;
+  job.name = name;
+  job.job_class = WorkloadClass::kTraining;
+  job.tenant = TenantId(0);
+  job.priority = "normal";
+  TaskGroup g;
+  g.name = "worker";
+  g.count = tasks;
+  g.request.cpu = 1000;
+  g.request.memory = 1024;
+  g.request.devices.count = 1;
+  g.request.devices.models.push_back({*spec.FindModel("G1"), 1000});
+  job.task_groups.push_back(g);
+  job.gang.require = TopologyLevel::kCluster;
+  job.runtime = runtime;
+  return job;
+}
+
+Harness::Harness(const std::string& ordering, bool backfill, const std::string& fleet)
+    : spec(LoadFleet(fleet)) {
+  scorer = policy::MakeBestFit();
+  OrderingRegistry registry;
+  RegisterBuiltinOrderings(registry);
+  order = registry.Create(ordering).value();
+  EngineOptions options;
+  options.backfill = backfill;
+  engine = std::make_unique<Engine>(spec, *CellState::FromSpec(spec), *scorer, *order, store,
+                                    backend, clock, rng, options);
+}
+
+void Harness::RunUntil(TimeMs t) {
+  while (auto next = engine->NextEventTime()) {
+    if (*next > t) break;
+    clock.Set(std::max(clock.Now(), *next));
+    engine->RunDue();
+  }
+  clock.Set(std::max(clock.Now(), t));
+  engine->RunDue();
+}
+
+void Harness::Finish(JobId job, TimeMs t) {
+  Event e;
+  e.time = t;
+  e.kind = EventKind::kFinish;
+  e.job = job;
+  e.generation = engine->job(job).generation;
+  engine->Post(e);
+}
+
+Milli Harness::FreeMilli() const {
+  Milli free = 0;
+  const CellState& cell = engine->cell();
+  for (uint32_t n = 0; n < cell.node_count(); ++n) {
+    for (const DeviceSlot& d : cell.devices(n))
+      free += d.free;
+  }
+  return free;
+}
+
+}  // namespace tessera::testing
