@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
 #include <limits>
 #include <map>
 
@@ -24,6 +25,8 @@ struct Engine::Compiled {
   GangRequest gang;
   ModelMask mask = 0;
   std::vector<uint16_t> by_speed;   // acceptable models present in the cell, fastest first
+  std::vector<Milli> speed_of;      // by model: the gang's speed there (its slowest task's)
+  bool in_speed_pool = false;       // counted in the engine's speed_pool_
   std::vector<uint32_t> signature;  // equal signatures: equal placement chances and rights
   std::map<ModelMask, GangRequest> variants;
 };
@@ -39,6 +42,9 @@ struct Engine::CycleState {
   TimeMs now = 0;
   bool blocked = false;  // a job could not start this cycle
   int32_t after_block = 0;
+  // Pending jobs ask for more devices than are free: heterogeneity-aware placement then
+  // gives each job the model where it is relatively best, not merely the fastest.
+  bool contended = false;
   std::optional<Reservation> reservation;
   std::set<std::vector<uint32_t>> failed;  // signatures that found no room this cycle
 };
@@ -58,7 +64,11 @@ Engine::Engine(const Spec& spec, CellState cell, Scorer& scorer, const OrderingP
   jobs_on_node_.resize(cell_.node_count());
   node_up_.assign(cell_.node_count(), true);
   free_by_model_.assign(cell_.model_count(), 0);
+  model_present_.assign(cell_.model_count(), false);
+  speed_pool_.assign(cell_.model_count(), {0, 0});
   for (uint32_t n = 0; n < cell_.node_count(); ++n) {
+    for (const DeviceSlot& d : cell_.devices(n))
+      model_present_[d.model] = true;
     node_up_[n] = cell_.node(n).schedulable;
     if (!node_up_[n]) continue;
     for (const DeviceSlot& d : cell_.devices(n)) {
@@ -97,14 +107,20 @@ JobId Engine::Submit(Job job, TimeMs at) {
     c->signature.push_back(s.id);
     c->signature.push_back(static_cast<uint32_t>(g.count));
   }
+  c->speed_of.assign(cell_.model_count(), 0);
   for (size_t m = 0; m < cell_.model_count() && m < kMaxDeviceModels; ++m) {
-    if (!((c->mask >> m) & 1) || free_by_model_[m] == 0) continue;
-    // A gang runs at the pace of its slowest task.
+    if (!((c->mask >> m) & 1) || !model_present_[m]) continue;
+    // A gang runs at the pace of its slowest task; a task that names no models runs at the
+    // catalog's speed of the model for the job's class.
+    DeviceModelId model_id(static_cast<uint32_t>(m));
     Milli speed = std::numeric_limits<Milli>::max();
     for (const TaskGroup& g : job.task_groups) {
       if (g.request.devices.count == 0) continue;
-      speed = std::min(speed, g.request.devices.SpeedOn(DeviceModelId(static_cast<uint32_t>(m))));
+      speed = std::min(speed, g.request.devices.models.empty()
+                                  ? spec_.model(model_id).speed[static_cast<size_t>(job.job_class)]
+                                  : g.request.devices.SpeedOn(model_id));
     }
+    c->speed_of[m] = speed;
     speeds.push_back({speed, static_cast<uint16_t>(m)});
   }
   std::stable_sort(speeds.begin(), speeds.end(),
@@ -173,6 +189,7 @@ void Engine::Handle(const Event& e) {
       JobRecord& j = jobs_[e.job.value()];
       if (IsTerminal(j.state)) return;  // cancelled before it arrived
       pending_.insert({j.key, j.id.value()});
+      JoinSpeedPool(j, +1);
       dirty_ = true;
       return;
     }
@@ -237,7 +254,19 @@ void Engine::Cycle() {
   ++counters_.cycles;
   CycleState cs;
   cs.now = clock_.Now();
-  if (pending_.empty()) return;
+  if (!pending_.empty()) PlacePending(cs);
+  if (ordering_.speed_aware() && !cs.blocked) MigrateToFasterModels(cs);
+}
+
+void Engine::PlacePending(CycleState& cs) {
+  if (ordering_.speed_aware()) {
+    Milli demand = 0, free = 0;
+    for (const auto& [seq, id] : pending_)
+      if (jobs_[id].reason != PendingReason::kInfeasible) demand += jobs_[id].device_milli;
+    for (Milli f : free_by_model_)
+      free += f;
+    cs.contended = demand > free;
+  }
 
   // Pending jobs by tenant, each tenant's queue in (priority, policy key, age, sequence) order.
   std::map<uint32_t, std::vector<uint32_t>> by_tenant;
@@ -338,6 +367,139 @@ void Engine::Cycle() {
   }
 }
 
+// Heterogeneity-aware policies move running jobs onto faster device models that would
+// otherwise stand idle: only when every pending job has had its turn and none is blocked (so
+// no waiting job wanted those devices), only preemptible jobs (a move is a restart from the
+// last checkpoint), and only when the time saved on the rest of the run outweighs twice the
+// work the restart throws away. Largest speed-up first.
+void Engine::MigrateToFasterModels(CycleState& cs) {
+  struct Candidate {
+    double gain;
+    uint64_t key;
+    uint32_t id;
+    Milli speed;
+  };
+  std::vector<Candidate> candidates;
+  for (uint32_t id : running_) {
+    const JobRecord& j = jobs_[id];
+    const Compiled& c = *compiled_[id];
+    if (!j.preemptible || c.by_speed.size() < 2) continue;
+    Milli now_speed = RunSpeed(j);
+    Milli best = c.speed_of[c.by_speed.front()];
+    if (now_speed <= 0 || best * 4 < now_speed * 5) continue;  // less than 1.25x faster
+    candidates.push_back(
+        {static_cast<double>(best) / static_cast<double>(now_speed), j.key, id, now_speed});
+  }
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    return a.gain != b.gain ? a.gain > b.gain : a.key < b.key;
+  });
+  for (const Candidate& cand : candidates) {
+    JobRecord& j = jobs_[cand.id];
+    Compiled& c = *compiled_[cand.id];
+    // The rest of the run at today's speed, by the estimate (unknown: assume it is long).
+    double rest =
+        j.job.runtime ? static_cast<double>(std::max<Millis>(0, *j.job.runtime - j.kept_ms)) : 1e18;
+    rest *= static_cast<double>(kMilliPerUnit) / static_cast<double>(cand.speed);
+    double lost =
+        static_cast<double>(LostSinceCheckpoint(j.last_start, cs.now, j.job.checkpoint_interval));
+    for (uint16_t m : c.by_speed) {
+      Milli faster = c.speed_of[m];
+      if (faster * 4 < cand.speed * 5) break;
+      if (free_by_model_[m] < j.device_milli) continue;
+      double saved = rest * (1.0 - static_cast<double>(cand.speed) / static_cast<double>(faster));
+      if (saved <= 2 * lost + 60.0 * 1000) continue;
+      std::vector<Milli> held = PerModel(j.placements);
+      quotas_.Refund(j.job.tenant, held);
+      QuotaVerdict v = quotas_.Check(j.job.tenant, RequestPerModel(j, m));
+      quotas_.Charge(j.job.tenant, held);
+      if (!v.ok) continue;
+      ++counters_.placements_tried;
+      GangResult r = PlaceGang(cell_, placer_, Variant(c, ModelMask{1} << m), &rng_);
+      if (r.outcome != PlaceOutcome::kPlaced) continue;
+      char ratio[32];
+      std::snprintf(ratio, sizeof ratio, " x%.2f",
+                    static_cast<double>(faster) / static_cast<double>(cand.speed));
+      std::string why = "faster-model:" + spec_.model(DeviceModelId(m)).name + ratio;
+      backend_.Stop(j, cs.now);
+      // The new placement is committed already; release only the old one.
+      std::vector<Placement> fresh = std::move(r.placements);
+      ReleaseResources(j);
+      StopRun(j, cs.now, /*lose_since_checkpoint=*/true);
+      ++j.restarts;
+      ++counters_.migrations;
+      Decision d;
+      d.time = cs.now;
+      d.kind = DecisionKind::kMigrate;
+      d.job = j.id;
+      d.reason = why;
+      store_.AppendDecision(d);
+      r.placements = std::move(fresh);
+      Start(j, std::move(r), "migrate", cs.now);
+      break;
+    }
+  }
+}
+
+void Engine::JoinSpeedPool(const JobRecord& j, int sign) {
+  Compiled& c = *compiled_[j.id.value()];
+  if (c.in_speed_pool == (sign > 0) || c.by_speed.empty()) return;
+  c.in_speed_pool = sign > 0;
+  for (uint16_t m : c.by_speed) {
+    speed_pool_[m].first += sign * c.speed_of[m];
+    speed_pool_[m].second += sign;
+  }
+}
+
+// Comparative advantage (the idea behind Gavel's heterogeneity-aware allocations): the job's
+// speed on a model over the mean speed there of the jobs in the system that accept it. A job
+// twice as fast as its peers on a K80 goes there first and leaves the V100s to the jobs that
+// gain most from them. Ties: the faster model, then the lower model id.
+std::vector<uint16_t> Engine::ByAdvantage(const Compiled& c) const {
+  std::vector<std::pair<double, uint16_t>> keyed;
+  for (uint16_t m : c.by_speed) {
+    const auto& [sum, count] = speed_pool_[m];
+    double mean = count > 0 && sum > 0 ? static_cast<double>(sum) / static_cast<double>(count)
+                                       : static_cast<double>(c.speed_of[m]);
+    keyed.push_back({static_cast<double>(c.speed_of[m]) / mean, m});
+  }
+  std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first > b.first;
+    return c.speed_of[a.second] > c.speed_of[b.second];
+  });
+  std::vector<uint16_t> order;
+  for (const auto& [adv, m] : keyed)
+    order.push_back(m);
+  return order;
+}
+
+const GangRequest& Engine::Variant(Compiled& c, ModelMask mask) {
+  if (mask == c.mask || c.mask == 0) return c.gang;
+  auto it = c.variants.find(mask);
+  if (it != c.variants.end()) return it->second;
+  GangRequest g = c.gang;
+  for (GangGroup& group : g.groups) {
+    if (group.shape.cpu_only()) continue;
+    group.shape.models &= mask;
+    shapes_.Intern(group.shape);
+  }
+  return c.variants.emplace(mask, std::move(g)).first->second;
+}
+
+Milli Engine::RunSpeed(const JobRecord& j) const {
+  const Compiled& c = *compiled_[j.id.value()];
+  Milli speed = 0;
+  bool any = false;
+  for (const Placement& p : j.placements) {
+    auto devices = cell_.devices(p.node);
+    for (const DeviceUse& u : p.devices) {
+      Milli s = c.speed_of[devices[u.index].model];
+      speed = any ? std::min(speed, s) : s;
+      any = true;
+    }
+  }
+  return speed;
+}
+
 bool Engine::TryStart(JobRecord& j, CycleState& cs) {
   ++counters_.placements_tried;
   bool quota_refused = false;
@@ -361,28 +523,24 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
                                                  bool* quota_refused) {
   Compiled& c = *compiled_[j.id.value()];
   std::vector<ModelMask> masks;
+  bool mixed_last = false;
   if (ordering_.speed_aware() && c.by_speed.size() > 1) {
-    for (uint16_t m : c.by_speed)
+    for (uint16_t m : cs.contended ? ByAdvantage(c) : c.by_speed)
       masks.push_back(ModelMask{1} << m);
+    // A gang larger than any one model's devices may still run across models, at the pace
+    // of the slowest; one that fits a single model waits for it instead (tried below only
+    // when every single model is infeasible).
+    masks.push_back(c.mask);
+    mixed_last = true;
   } else {
     masks.push_back(c.mask);
   }
-  auto variant = [&](ModelMask mask) -> const GangRequest& {
-    if (mask == c.mask || c.mask == 0) return c.gang;
-    auto it = c.variants.find(mask);
-    if (it != c.variants.end()) return it->second;
-    GangRequest g = c.gang;
-    for (GangGroup& group : g.groups) {
-      if (group.shape.cpu_only()) continue;
-      group.shape.models &= mask;
-      shapes_.Intern(group.shape);
-    }
-    return c.variants.emplace(mask, std::move(g)).first->second;
-  };
+  auto variant = [&](ModelMask mask) -> const GangRequest& { return Variant(c, mask); };
   bool all_infeasible = true;
   std::string detail;
   for (size_t i = 0; i < masks.size(); ++i) {
     ModelMask mask = masks[i];
+    if (mixed_last && i + 1 == masks.size() && !all_infeasible) break;
     if (c.mask != 0 && std::has_single_bit(mask)) {
       size_t m = static_cast<size_t>(std::countr_zero(mask));
       QuotaVerdict pre = quotas_.Check(j.job.tenant, RequestPerModel(j, m));
@@ -420,7 +578,6 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
     if (detail.empty() || !*quota_refused)
       detail = r.why.ToString() + (r.detail.empty() ? "" : "; " + r.detail);
   }
-  (void)cs;
   if (all_infeasible) j.reason = PendingReason::kInfeasible;
   j.detail = detail;
   return std::nullopt;
@@ -549,6 +706,7 @@ void Engine::Finish(JobRecord& j, TimeMs now, JobState end, DecisionKind kind, s
   j.state = end;
   j.reason = PendingReason::kNone;
   j.finished = now;
+  JoinSpeedPool(j, -1);
   --active_;
   Record(j);
   Decision d;

@@ -55,6 +55,7 @@ struct EngineCounters {
   uint64_t preemptions = 0;
   uint64_t requeues = 0;  // node lost
   uint64_t backfilled = 0;
+  uint64_t migrations = 0;  // runs moved to faster device models (heterogeneity-aware)
 };
 
 class Engine final : public EventSink {
@@ -100,9 +101,17 @@ class Engine final : public EventSink {
   void PostAt(EventKind kind, TimeMs at, JobId job, uint32_t node);
   void Handle(const Event& e);
   void Cycle();
+  void PlacePending(CycleState& cs);
   bool TryStart(JobRecord& j, CycleState& cs);
   std::optional<GangResult> PlaceWithQuota(JobRecord& j, CycleState& cs, bool* quota_refused);
   bool TryPreempt(JobRecord& j, CycleState& cs);
+  void MigrateToFasterModels(CycleState& cs);
+  // The speed of the job's current run: its slowest task's device model.
+  Milli RunSpeed(const JobRecord& j) const;
+  void JoinSpeedPool(const JobRecord& j, int sign);
+  // The job's gang restricted to the device models of `mask` (compiled once per mask).
+  const GangRequest& Variant(Compiled& c, ModelMask mask);
+  std::vector<uint16_t> ByAdvantage(const Compiled& c) const;
   void Start(JobRecord& j, GangResult placed, std::string reason, TimeMs now);
   // Stops a running job and returns it to pending (preempted or lost) or ends it.
   void StopRun(JobRecord& j, TimeMs now, bool keep_progress_from_checkpoint);
@@ -141,6 +150,10 @@ class Engine final : public EventSink {
   std::vector<std::vector<uint32_t>> jobs_on_node_;
   std::vector<bool> node_up_;
   std::vector<Milli> free_by_model_;  // free milli on schedulable nodes
+  std::vector<bool> model_present_;   // the cell has devices of the model
+  // By model: the sum of the speeds there of the jobs in the system that accept it, and
+  // their number (heterogeneity-aware placement compares a job's speed with the mean).
+  std::vector<std::pair<int64_t, int64_t>> speed_pool_;
   Milli allocated_milli_ = 0;
   Milli healthy_milli_ = 0;
   size_t active_ = 0;

@@ -10,6 +10,8 @@ std::string_view DecisionKindName(DecisionKind k) {
       return "preempt";
     case DecisionKind::kRequeue:
       return "requeue";
+    case DecisionKind::kMigrate:
+      return "migrate";
     case DecisionKind::kFinish:
       return "finish";
     case DecisionKind::kFail:

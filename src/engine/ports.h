@@ -12,7 +12,15 @@
 
 namespace tessera {
 
-enum class DecisionKind : uint8_t { kStart, kPreempt, kRequeue, kFinish, kFail, kCancel };
+enum class DecisionKind : uint8_t {
+  kStart,
+  kPreempt,
+  kRequeue,
+  kMigrate,  // a running job moved to a faster device model (restarts from its checkpoint)
+  kFinish,
+  kFail,
+  kCancel
+};
 std::string_view DecisionKindName(DecisionKind k);
 
 // One line of the decision log: what the engine did to a job, when, and why.

@@ -244,7 +244,8 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
   m["engine"] = {{"cycles", engine.counters().cycles},
                  {"placements_tried", engine.counters().placements_tried},
                  {"starts", engine.counters().starts},
-                 {"backfilled", engine.counters().backfilled}};
+                 {"backfilled", engine.counters().backfilled},
+                 {"migrations", engine.counters().migrations}};
 
   SimOutcome out;
   out.metrics = std::move(m);
