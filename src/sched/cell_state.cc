@@ -1,6 +1,7 @@
 #include "sched/cell_state.h"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <tuple>
 
@@ -56,7 +57,85 @@ Result<CellState> CellState::FromSpec(const Spec& spec, std::optional<ClusterId>
   }
   for (uint32_t i = 0; i < c.nodes_.size(); ++i)
     c.Classify(i);
+  c.BuildDomains();
   return c;
+}
+
+size_t CellState::DomainLevel(TopologyLevel level) {
+  switch (level) {
+    case TopologyLevel::kLeaf:
+      return 0;
+    case TopologyLevel::kSpine:
+      return 1;
+    case TopologyLevel::kCluster:
+      return 2;
+    default:
+      CHECK(false) << "no domain index at level " << TopologyLevelName(level);
+      return 0;
+  }
+}
+
+void CellState::BuildDomains() {
+  const size_t models = model_memory_.size();
+  for (size_t l = 0; l < kDomainLevels; ++l) {
+    // Domain keys as (cluster, leaf | spine | 0), numbered in key order.
+    std::map<std::pair<uint32_t, int32_t>, uint32_t> index;
+    for (const NodeState& n : nodes_) {
+      int32_t sub = l == 0 ? n.leaf : l == 1 ? n.spine : 0;
+      index.emplace(std::make_pair(n.cluster, sub), 0);
+    }
+    uint32_t next = 0;
+    for (auto& [key, d] : index)
+      d = next++;
+    domains_[l].assign(index.size(), Domain{});
+    node_domain_[l].assign(nodes_.size(), 0);
+    domain_free_[l].assign(index.size() * models, 0);
+    domain_capacity_[l].assign(index.size() * models, 0);
+    for (uint32_t i = 0; i < nodes_.size(); ++i) {
+      const NodeState& n = nodes_[i];
+      int32_t sub = l == 0 ? n.leaf : l == 1 ? n.spine : 0;
+      uint32_t d = index[{n.cluster, sub}];
+      node_domain_[l][i] = d;
+      domains_[l][d].nodes.push_back(i);
+      domains_[l][d].cpu_total += n.cpu_total;
+      for (const DeviceSlot& dev : devices(i))
+        if (dev.healthy) domain_capacity_[l][d * models + dev.model] += 1000;
+    }
+  }
+  for (uint32_t i = 0; i < nodes_.size(); ++i) {
+    max_node_device_milli_ =
+        std::max<Milli>(max_node_device_milli_, Milli{nodes_[i].device_count} * 1000);
+    AccountDomains(i, +1);
+  }
+}
+
+void CellState::AccountDomains(uint32_t node, int sign) {
+  const NodeState& n = nodes_[node];
+  if (!n.schedulable) return;
+  const size_t models = model_memory_.size();
+  for (size_t l = 0; l < kDomainLevels; ++l) {
+    uint32_t d = node_domain_[l][node];
+    domains_[l][d].cpu_free += sign * n.cpu_free;
+    for (const DeviceSlot& dev : devices(node))
+      if (dev.healthy) domain_free_[l][d * models + dev.model] += sign * Milli{dev.free};
+  }
+}
+
+Milli CellState::SumModels(const std::vector<Milli>& per_model, size_t d, ModelMask mask) const {
+  const size_t models = model_memory_.size();
+  if (models < static_cast<size_t>(kMaxDeviceModels)) mask &= (ModelMask{1} << models) - 1;
+  Milli sum = 0;
+  for (; mask != 0; mask &= mask - 1)
+    sum += per_model[d * models + static_cast<size_t>(std::countr_zero(mask))];
+  return sum;
+}
+
+Milli CellState::DomainFreeDevices(TopologyLevel level, size_t d, ModelMask mask) const {
+  return SumModels(domain_free_[DomainLevel(level)], d, mask);
+}
+
+Milli CellState::DomainDeviceCapacity(TopologyLevel level, size_t d, ModelMask mask) const {
+  return SumModels(domain_capacity_[DomainLevel(level)], d, mask);
 }
 
 uint64_t CellState::Hash(uint32_t i) const {
@@ -168,6 +247,7 @@ Status CellState::Commit(const Placement& p) {
     }
   }
   Unclassify(p.node);
+  AccountDomains(p.node, -1);
   n.cpu_free -= p.cpu;
   n.mem_free -= p.memory;
   for (const DeviceUse& u : p.devices) {
@@ -177,6 +257,7 @@ Status CellState::Commit(const Placement& p) {
   if (p.kind != 0) n.kinds |= 1u << p.kind;
   ++n.tasks;
   Touch(p.node);
+  AccountDomains(p.node, +1);
   Classify(p.node);
   return Status::Ok();
 }
@@ -184,6 +265,7 @@ Status CellState::Commit(const Placement& p) {
 void CellState::Release(const Placement& p) {
   NodeState& n = nodes_[p.node];
   Unclassify(p.node);
+  AccountDomains(p.node, -1);
   n.cpu_free += p.cpu;
   n.mem_free += p.memory;
   CHECK(n.cpu_free <= n.cpu_total && n.mem_free <= n.mem_total)
@@ -196,6 +278,7 @@ void CellState::Release(const Placement& p) {
   CHECK(n.tasks > 0) << "release on an empty node";
   if (--n.tasks == 0) n.kinds = 0;
   Touch(p.node);
+  AccountDomains(p.node, +1);
   Classify(p.node);
 }
 
@@ -211,8 +294,10 @@ void CellState::SetRanks(const std::vector<uint32_t>& rank_of_node) {
 
 void CellState::SetSchedulable(uint32_t node, bool schedulable) {
   Unclassify(node);
+  AccountDomains(node, -1);
   nodes_[node].schedulable = schedulable;
   Touch(node);
+  AccountDomains(node, +1);
   Classify(node);
 }
 
@@ -225,6 +310,43 @@ size_t CellState::MemoryBytes() const {
     bytes += k.members.capacity() * sizeof(uint32_t);
   bytes += by_hash_.size() * (sizeof(uint64_t) + sizeof(std::vector<uint32_t>) + 32);
   return bytes;
+}
+
+void CellState::Restore(const NodeSnapshot& snap) {
+  Unclassify(snap.node);
+  AccountDomains(snap.node, -1);
+  nodes_[snap.node] = snap.state;
+  std::copy(snap.devices.begin(), snap.devices.end(),
+            devices_.begin() + nodes_[snap.node].first_device);
+  AccountDomains(snap.node, +1);
+  Classify(snap.node);
+}
+
+Status CellState::Proposal::Add(const Placement& p) {
+  CHECK(open_) << "adding to a closed proposal";
+  if (p.node >= cell_.nodes_.size()) return InvalidArgument("placement on an unknown node");
+  bool seen = std::any_of(touched_.begin(), touched_.end(),
+                          [&](const NodeSnapshot& s) { return s.node == p.node; });
+  if (!seen) {
+    auto devs = cell_.devices(p.node);
+    touched_.push_back({p.node, cell_.nodes_[p.node], {devs.begin(), devs.end()}});
+  }
+  Status s = cell_.Commit(p);
+  if (s.ok()) placements_.push_back(p);
+  return s;
+}
+
+void CellState::Proposal::Abort() {
+  if (!open_) return;
+  open_ = false;
+  for (auto it = touched_.rbegin(); it != touched_.rend(); ++it) {
+    // The class slot may have changed; Restore re-derives it from the restored state.
+    NodeSnapshot snap = *it;
+    snap.state.klass = cell_.nodes_[snap.node].klass;
+    cell_.Restore(snap);
+  }
+  cell_.version_ = version_;
+  placements_.clear();
 }
 
 }  // namespace tessera

@@ -24,6 +24,7 @@
 
 #include "common/status.h"
 #include "model/spec.h"
+#include "model/topology.h"
 #include "sched/task_shape.h"
 
 namespace tessera {
@@ -81,6 +82,8 @@ struct NodeClass {
 
 class CellState {
  public:
+  class Proposal;
+
   // Nodes of the whole spec, or of one cluster. Ranks default to the node order.
   static Result<CellState> FromSpec(const Spec& spec, std::optional<ClusterId> only = {});
 
@@ -118,6 +121,37 @@ class CellState {
   // Bytes held per node (state, devices, name, class membership), for the memory target.
   size_t MemoryBytes() const;
 
+  // Topology domains above the node — leaf switches, spines, clusters (`level` is one of
+  // kLeaf, kSpine, kCluster) — with their free capacity kept current by Commit, Release and
+  // SetSchedulable, so that a gang finds the domains that can hold it in O(domains x
+  // models) rather than O(nodes). Free counts healthy devices on schedulable nodes;
+  // capacity counts every healthy device and all CPU, as if the cell were empty.
+  size_t domain_count(TopologyLevel level) const { return domains_[DomainLevel(level)].size(); }
+  const std::vector<uint32_t>& domain_nodes(TopologyLevel level, size_t d) const {
+    return domains_[DomainLevel(level)][d].nodes;
+  }
+  // Free milli of the devices whose model is in `mask`, and free CPU.
+  Milli DomainFreeDevices(TopologyLevel level, size_t d, ModelMask mask) const;
+  Milli DomainFreeCpu(TopologyLevel level, size_t d) const {
+    return domains_[DomainLevel(level)][d].cpu_free;
+  }
+  Milli DomainDeviceCapacity(TopologyLevel level, size_t d, ModelMask mask) const;
+  Milli DomainCpuCapacity(TopologyLevel level, size_t d) const {
+    return domains_[DomainLevel(level)][d].cpu_total;
+  }
+  // The most devices (milli) any one node has.
+  Milli max_node_device_milli() const { return max_node_device_milli_; }
+
+ private:
+  friend class Proposal;
+  struct NodeSnapshot {
+    uint32_t node;
+    NodeState state;
+    std::vector<DeviceSlot> devices;
+  };
+  void Restore(const NodeSnapshot& snap);
+
+ public:
  private:
   struct Builder;
   void Classify(uint32_t node);
@@ -126,6 +160,23 @@ class CellState {
   bool SameState(uint32_t a, uint32_t b) const;
   void Touch(uint32_t node);
   void LogEvent(uint32_t slot);
+  static size_t DomainLevel(TopologyLevel level);
+  void BuildDomains();
+  // Adds (sign +1) or removes (-1) a node's free capacity from its domains' totals.
+  void AccountDomains(uint32_t node, int sign);
+  Milli SumModels(const std::vector<Milli>& per_model, size_t d, ModelMask mask) const;
+
+  struct Domain {
+    std::vector<uint32_t> nodes;
+    Milli cpu_free = 0;
+    Milli cpu_total = 0;
+  };
+  static constexpr size_t kDomainLevels = 3;  // leaf, spine, cluster
+  std::vector<Domain> domains_[kDomainLevels];
+  std::vector<uint32_t> node_domain_[kDomainLevels];   // node -> domain index
+  std::vector<Milli> domain_free_[kDomainLevels];      // domain x model
+  std::vector<Milli> domain_capacity_[kDomainLevels];  // domain x model
+  Milli max_node_device_milli_ = 0;
 
   std::vector<NodeState> nodes_;
   std::vector<DeviceSlot> devices_;
@@ -139,6 +190,34 @@ class CellState {
   uint64_t version_ = 0;
   std::vector<uint32_t> events_;
   uint64_t events_base_ = 0;
+};
+
+// A gang's placements, proposed together: each is applied to the cell as it is added (so the
+// gang's later tasks see its earlier ones), then the whole set is kept, or undone exactly —
+// free capacity, task counts and kinds, domain totals and node versions return to what they
+// were, so an aborted proposal leaves nothing a later proposer could see as a conflict. The
+// destructor aborts a proposal that was not kept.
+//
+// Thread-safety: as CellState; at most one open proposal per cell.
+class CellState::Proposal {
+ public:
+  explicit Proposal(CellState& cell) : cell_(cell), version_(cell.version_) {}
+  ~Proposal() { Abort(); }
+  Proposal(const Proposal&) = delete;
+  Proposal& operator=(const Proposal&) = delete;
+
+  // Applies one placement (CellState::Commit's checks and errors).
+  Status Add(const Placement& p);
+  void Keep() { open_ = false; }
+  void Abort();
+  const std::vector<Placement>& placements() const { return placements_; }
+
+ private:
+  CellState& cell_;
+  uint64_t version_;
+  bool open_ = true;
+  std::vector<NodeSnapshot> touched_;
+  std::vector<Placement> placements_;
 };
 
 }  // namespace tessera

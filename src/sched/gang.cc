@@ -1,46 +1,39 @@
 #include "sched/gang.h"
 
 #include <algorithm>
-#include <map>
 #include <numeric>
 
 namespace tessera {
 namespace {
-
-// The key of a node's domain at a level; equal keys = same domain.
-uint64_t DomainKey(const NodeState& n, uint32_t node, TopologyLevel level) {
-  switch (level) {
-    case TopologyLevel::kIsland:  // islands are checked on the placements of a node domain
-    case TopologyLevel::kNode:
-      return node;
-    case TopologyLevel::kLeaf:
-      return (uint64_t{n.cluster} << 32) | static_cast<uint32_t>(n.leaf);
-    case TopologyLevel::kSpine:
-      return (uint64_t{n.cluster} << 32) | static_cast<uint32_t>(n.spine);
-    default:
-      return n.cluster;
-  }
-}
 
 struct Demand {
   Milli cpu = 0;
   int64_t device_milli = 0;
 };
 
-// The free capacity of a domain usable by the gang (schedulable nodes, eligible devices).
-Demand FreeIn(const CellState& cell, const std::vector<uint32_t>& nodes, const GangRequest& g) {
-  Demand d;
-  for (uint32_t i : nodes) {
-    const NodeState& n = cell.node(i);
-    if (!n.schedulable) continue;
-    d.cpu += n.cpu_free;
-    for (const DeviceSlot& s : cell.devices(i)) {
-      bool eligible = std::any_of(g.groups.begin(), g.groups.end(), [&](const GangGroup& gr) {
-        return !gr.shape.cpu_only() && DeviceEligible(cell, s, gr.shape);
-      });
-      if (eligible) d.device_milli += s.free;
+// The device models any of the gang's tasks may use (model and device memory).
+ModelMask EligibleModels(const CellState& cell, const GangRequest& g) {
+  ModelMask mask = 0;
+  for (const GangGroup& gr : g.groups) {
+    if (gr.shape.cpu_only()) continue;
+    for (size_t m = 0; m < cell.model_count(); ++m) {
+      if (gr.shape.accepts(DeviceModelId(static_cast<uint32_t>(m))) &&
+          cell.model_memory(static_cast<uint16_t>(m)) >= gr.shape.min_device_memory) {
+        mask |= ModelMask{1} << m;
+      }
     }
   }
+  return mask;
+}
+
+// The free capacity of one node usable by the gang (0 when it is not schedulable).
+Demand FreeOnNode(const CellState& cell, uint32_t node, ModelMask eligible) {
+  Demand d;
+  const NodeState& n = cell.node(node);
+  if (!n.schedulable) return d;
+  d.cpu = n.cpu_free;
+  for (const DeviceSlot& s : cell.devices(node))
+    if (s.healthy && ((eligible >> s.model) & 1)) d.device_milli += s.free;
   return d;
 }
 
@@ -56,18 +49,108 @@ bool SameIsland(const CellState& cell, const std::vector<Placement>& ps) {
   return true;
 }
 
-void Rollback(CellState& cell, std::vector<Placement>& done) {
-  for (auto it = done.rbegin(); it != done.rend(); ++it) {
-    it->node_version = cell.node(it->node).version;
-    cell.Release(*it);
+// A domain that could hold the gang: its free devices (for "fullest first"), a tie-breaker,
+// and its nodes.
+struct Candidate {
+  int64_t free = 0;
+  uint32_t order = 0;
+  const std::vector<uint32_t>* nodes = nullptr;
+  uint32_t node = 0;  // node-level domains: the node itself
+};
+
+// The first `limit` domains of `level` that have room for the gang now, fullest first. Node
+// and island levels go through the equivalence classes (one free count per class); the levels
+// above through the cell's domain totals. `largest` receives the most free devices any domain
+// has.
+std::vector<Candidate> Fitting(const CellState& cell, TopologyLevel level, ModelMask eligible,
+                               const Demand& need, size_t limit, int64_t* largest) {
+  std::vector<Candidate> fit;
+  *largest = 0;
+  auto fuller = [](const Candidate& a, const Candidate& b) {
+    return a.free != b.free ? a.free < b.free : a.order < b.order;
+  };
+  if (level <= TopologyLevel::kNode) {
+    // One candidate per class first (ordered by its lowest-ranked member), then the members.
+    std::vector<std::pair<Candidate, uint32_t>> classes;
+    for (uint32_t slot = 0; slot < cell.class_slots(); ++slot) {
+      const NodeClass& k = cell.klass(slot);
+      if (!k.live()) continue;
+      Demand free = FreeOnNode(cell, k.members.front(), eligible);
+      *largest = std::max(*largest, free.device_milli);
+      if (free.cpu < need.cpu || free.device_milli < need.device_milli) continue;
+      classes.push_back({{free.device_milli, cell.node(k.members.front()).rank, nullptr, 0}, slot});
+    }
+    std::sort(classes.begin(), classes.end(),
+              [&](const auto& a, const auto& b) { return fuller(a.first, b.first); });
+    for (const auto& [c, slot] : classes) {
+      for (uint32_t node : cell.klass(slot).members) {
+        if (fit.size() >= limit) return fit;
+        fit.push_back({c.free, cell.node(node).rank, nullptr, node});
+      }
+    }
+    return fit;
   }
-  done.clear();
+  for (size_t d = 0; d < cell.domain_count(level); ++d) {
+    int64_t free = cell.DomainFreeDevices(level, d, eligible);
+    *largest = std::max(*largest, free);
+    if (cell.DomainFreeCpu(level, d) < need.cpu || free < need.device_milli) continue;
+    fit.push_back({free, static_cast<uint32_t>(d), &cell.domain_nodes(level, d), 0});
+  }
+  std::sort(fit.begin(), fit.end(), fuller);
+  if (fit.size() > limit) fit.resize(limit);
+  return fit;
+}
+
+// Whether the gang could fit some domain of `level` if the cell were empty.
+bool FitsEmptyDomain(const CellState& cell, TopologyLevel level, ModelMask eligible,
+                     const Demand& need) {
+  if (level <= TopologyLevel::kNode) {
+    for (uint32_t i = 0; i < cell.node_count(); ++i) {
+      Demand cap;
+      cap.cpu = cell.node(i).cpu_total;
+      for (const DeviceSlot& s : cell.devices(i))
+        if (s.healthy && ((eligible >> s.model) & 1)) cap.device_milli += 1000;
+      if (cap.cpu >= need.cpu && cap.device_milli >= need.device_milli) return true;
+    }
+    return false;
+  }
+  for (size_t d = 0; d < cell.domain_count(level); ++d) {
+    if (cell.DomainCpuCapacity(level, d) >= need.cpu &&
+        cell.DomainDeviceCapacity(level, d, eligible) >= need.device_milli) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Places one task inside the candidate domain. A domain that is the whole cell uses the
+// placer's index instead of a scan of its members.
+PlaceResult PlaceIn(const CellState& cell, Placer& placer, const TaskShape& shape,
+                    const Candidate& c, Rng* rng) {
+  if (c.nodes == nullptr) return placer.PlaceWithin(cell, shape, {c.node}, rng);
+  if (c.nodes->size() == cell.node_count()) return placer.Place(cell, shape, rng);
+  return placer.PlaceWithin(cell, shape, *c.nodes, rng);
+}
+
+// One task with no island requirement: the placer's own choice over the whole cell.
+GangResult PlaceSingle(CellState& cell, Placer& placer, const TaskShape& shape, Rng* rng) {
+  GangResult result;
+  PlaceResult r = placer.Place(cell, shape, rng);
+  result.outcome = r.outcome;
+  result.why = std::move(r.why);
+  if (r.outcome != PlaceOutcome::kPlaced) return result;
+  Status s = cell.Commit(r.placement);
+  CHECK(s.ok()) << "the placer proposed what does not fit: " << s.ToString();
+  result.placements.push_back(r.placement);
+  result.parts.push_back(std::move(r.parts));
+  result.level =
+      SameIsland(cell, result.placements) ? TopologyLevel::kIsland : TopologyLevel::kNode;
+  return result;
 }
 
 }  // namespace
 
 GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, Rng* rng) {
-  GangResult result;
   Demand need;
   int32_t tasks = 0;
   for (const GangGroup& g : gang.groups) {
@@ -75,6 +158,12 @@ GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, R
     need.device_milli += g.shape.total_milli() * g.count;
     tasks += g.count;
   }
+  if (tasks == 1 && gang.require != TopologyLevel::kIsland) {
+    for (const GangGroup& g : gang.groups)
+      if (g.count == 1) return PlaceSingle(cell, placer, g.shape, rng);
+  }
+  GangResult result;
+  const ModelMask eligible = EligibleModels(cell, gang);
   // Place the largest tasks first: they have the fewest places to go.
   std::vector<size_t> order(gang.groups.size());
   std::iota(order.begin(), order.end(), 0);
@@ -85,103 +174,61 @@ GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, R
       gang.require == TopologyLevel::kAny || gang.require > TopologyLevel::kCluster
           ? TopologyLevel::kCluster
           : gang.require;
-  // A single task needs no island or node check of its own; a gang starts at the island.
+  // A gang larger than any node cannot sit within a node or an island: skip those levels.
   TopologyLevel start = TopologyLevel::kIsland;
-  // A gang larger than any node cannot sit within a node or an island: skip those levels
-  // without building their domains.
-  int64_t largest_node = 0;
-  for (uint32_t i = 0; i < cell.node_count(); ++i) {
-    largest_node = std::max<int64_t>(largest_node, cell.node(i).device_count * int64_t{1000});
-  }
-  if (need.device_milli > largest_node && loosest > TopologyLevel::kNode) {
+  if (need.device_milli > cell.max_node_device_milli() && loosest > TopologyLevel::kNode) {
     start = TopologyLevel::kLeaf;
   }
   std::string last_detail;
   for (auto level = start; level <= loosest;
        level = static_cast<TopologyLevel>(static_cast<int>(level) + 1)) {
-    // Group the nodes into domains.
-    std::map<uint64_t, std::vector<uint32_t>> domains;
-    for (uint32_t i = 0; i < cell.node_count(); ++i) {
-      domains[DomainKey(cell.node(i), i, level)].push_back(i);
-    }
-    // Keep the domains that could hold the gang, fullest (least free) first.
-    std::vector<std::pair<int64_t, const std::vector<uint32_t>*>> fit;
+    constexpr size_t kMaxDomainsTried = 8;
     int64_t largest = 0;
-    for (const auto& [key, nodes] : domains) {
-      Demand free = FreeIn(cell, nodes, gang);
-      largest = std::max(largest, free.device_milli);
-      if (free.cpu >= need.cpu && free.device_milli >= need.device_milli) {
-        fit.emplace_back(free.device_milli, &nodes);
-      }
-    }
-    std::stable_sort(fit.begin(), fit.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<Candidate> fit = Fitting(cell, level, eligible, need, kMaxDomainsTried, &largest);
     last_detail = "no " + std::string(TopologyLevelName(level)) + " holds the gang's " +
                   std::to_string(need.device_milli / 1000) +
                   " free devices (largest: " + std::to_string(largest / 1000) + ")";
-    constexpr size_t kMaxDomainsTried = 8;
-    for (size_t d = 0; d < fit.size() && d < kMaxDomainsTried; ++d) {
-      std::vector<Placement> done;
+    for (size_t d = 0; d < fit.size(); ++d) {
+      // Propose the whole gang inside this domain; keep it only if every task found room.
+      CellState::Proposal proposal(cell);
       std::vector<std::vector<std::pair<std::string, double>>> parts;
       bool ok = true;
       for (size_t gi : order) {
         for (int32_t t = 0; t < gang.groups[gi].count && ok; ++t) {
-          PlaceResult r = placer.PlaceWithin(cell, gang.groups[gi].shape, *fit[d].second, rng);
-          ok = r.outcome == PlaceOutcome::kPlaced && cell.Commit(r.placement).ok();
-          if (ok) {
-            done.push_back(r.placement);
-            parts.push_back(std::move(r.parts));
-          }
+          PlaceResult r = PlaceIn(cell, placer, gang.groups[gi].shape, fit[d], rng);
+          ok = r.outcome == PlaceOutcome::kPlaced && proposal.Add(r.placement).ok();
+          if (ok) parts.push_back(std::move(r.parts));
         }
       }
-      if (ok && level == TopologyLevel::kIsland) ok = SameIsland(cell, done);
-      if (!ok) {
-        Rollback(cell, done);
-        continue;
-      }
+      if (ok && level == TopologyLevel::kIsland) ok = SameIsland(cell, proposal.placements());
+      if (!ok) continue;  // the proposal aborts as it goes out of scope
+      proposal.Keep();
       // Report the placements in the gang's own group order.
-      std::vector<Placement> in_order;
-      size_t cursor = 0;
+      const std::vector<Placement>& done = proposal.placements();
       std::vector<std::vector<size_t>> by_group(gang.groups.size());
+      size_t cursor = 0;
       for (size_t gi : order) {
         for (int32_t t = 0; t < gang.groups[gi].count; ++t)
           by_group[gi].push_back(cursor++);
       }
       for (const auto& g : by_group) {
         for (size_t k : g) {
-          in_order.push_back(done[k]);
+          result.placements.push_back(done[k]);
           result.parts.push_back(std::move(parts[k]));
         }
       }
       result.outcome = PlaceOutcome::kPlaced;
-      result.placements = std::move(in_order);
       result.level = level;
       return result;
     }
   }
   // Not placed: explain with the first group's filter counts and the topology detail.
   result.detail = last_detail;
-  // Could the gang fit some domain of the loosest level if the cell were empty?
-  std::map<uint64_t, Demand> empty;
-  for (uint32_t i = 0; i < cell.node_count(); ++i) {
-    const NodeState& n = cell.node(i);
-    Demand& d = empty[DomainKey(n, i, loosest)];
-    d.cpu += n.cpu_total;
-    for (const DeviceSlot& s : cell.devices(i)) {
-      bool eligible = std::any_of(gang.groups.begin(), gang.groups.end(), [&](const GangGroup& gr) {
-        return !gr.shape.cpu_only() && DeviceEligible(cell, s, gr.shape);
-      });
-      if (eligible) d.device_milli += 1000;
-    }
-  }
-  bool ever = std::any_of(empty.begin(), empty.end(), [&](const auto& kv) {
-    return kv.second.cpu >= need.cpu && kv.second.device_milli >= need.device_milli;
-  });
+  bool ever = FitsEmptyDomain(cell, loosest, eligible, need);
   if (!gang.groups.empty()) {
     PlaceResult single = placer.Place(cell, gang.groups[order[0]].shape, rng);
     if (single.outcome == PlaceOutcome::kPlaced) {
       result.outcome = ever ? PlaceOutcome::kPending : PlaceOutcome::kInfeasible;
-      result.why.total_nodes = static_cast<uint32_t>(cell.node_count());
       ReasonCounter c;
       c.Add(Reason::kTopology, static_cast<uint32_t>(cell.node_count()));
       result.why = c.Finish(static_cast<uint32_t>(cell.node_count()), 0);
@@ -190,7 +237,6 @@ GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, R
       result.why = single.why;
     }
   }
-  (void)tasks;
   return result;
 }
 

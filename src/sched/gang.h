@@ -4,8 +4,14 @@
 // switches, spines, clusters) that can hold the whole gang, fullest first — the tightest fit
 // fragments least and leaves large domains free for large gangs.
 //
-// PlaceGang commits the placements to the cell when the whole gang fits and leaves the cell
-// as it was otherwise (tentative commits are rolled back).
+// Each domain tried gets a CellState::Proposal: the gang's tasks are applied to it one by one
+// (so later tasks see earlier ones) and the proposal is kept when the whole gang fits, or
+// aborted without a trace. PlaceGang therefore commits the placements to the cell when the
+// whole gang fits and leaves the cell exactly as it was otherwise.
+//
+// Cost: a single task is the placer's indexed choice over the whole cell; a gang looks for
+// domains through the equivalence classes (node, island) or the cell's per-domain free totals
+// (leaf, spine, cluster), never a scan of every node, and tries at most 8 domains per level.
 #pragma once
 
 #include <vector>
