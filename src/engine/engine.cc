@@ -27,6 +27,7 @@ struct Engine::Compiled {
   std::vector<uint16_t> by_speed;   // acceptable models present in the cell, fastest first
   std::vector<Milli> speed_of;      // by model: the gang's speed there (its slowest task's)
   bool in_speed_pool = false;       // counted in the engine's speed_pool_
+  Milli run_speed = 0;              // of the current run
   std::vector<uint32_t> signature;  // equal signatures: equal placement chances and rights
   std::map<ModelMask, GangRequest> variants;
 };
@@ -46,7 +47,9 @@ struct Engine::CycleState {
   // gives each job the model where it is relatively best, not merely the fastest.
   bool contended = false;
   std::optional<Reservation> reservation;
-  std::set<std::vector<uint32_t>> failed;  // signatures that found no room this cycle
+  std::set<std::vector<uint32_t>> failed;      // signatures that found no room this cycle
+  std::set<uint32_t> stopped;                  // jobs preempted in this cycle
+  std::set<std::vector<uint32_t>> no_victims;  // signatures whose preemption found no room
 };
 
 Engine::Engine(const Spec& spec, CellState cell, Scorer& scorer, const OrderingPolicy& ordering,
@@ -86,6 +89,7 @@ JobId Engine::Submit(Job job, TimeMs at) {
       << "job " << job.name << " has no tenant of the spec";
   JobId id(static_cast<JobId::Value>(jobs_.size()));
   JobRecord& j = jobs_.emplace_back();
+  queue_entry_.emplace_back();
   j.id = id;
   j.key = next_key_++;
   j.submitted = at;
@@ -177,7 +181,7 @@ void Engine::RunDue() {
 }
 
 void Engine::ScheduleTick(TimeMs now) {
-  if (options_.tick <= 0 || tick_at_ || pending_.empty() || running_.empty()) return;
+  if (options_.tick <= 0 || tick_at_ || pending_count_ == 0 || running_.empty()) return;
   tick_at_ = now + options_.tick;
   PostAt(EventKind::kTick, *tick_at_, {}, 0);
 }
@@ -188,7 +192,7 @@ void Engine::Handle(const Event& e) {
     case EventKind::kSubmit: {
       JobRecord& j = jobs_[e.job.value()];
       if (IsTerminal(j.state)) return;  // cancelled before it arrived
-      pending_.insert({j.key, j.id.value()});
+      Enqueue(j, now);
       JoinSpeedPool(j, +1);
       dirty_ = true;
       return;
@@ -206,7 +210,7 @@ void Engine::Handle(const Event& e) {
     case EventKind::kCancel: {
       JobRecord& j = jobs_[e.job.value()];
       if (IsTerminal(j.state)) return;
-      pending_.erase({j.key, j.id.value()});
+      if (j.state == JobState::kPending) Dequeue(j);
       Finish(j, now, JobState::kCancelled, DecisionKind::kCancel, "cancelled by the user");
       dirty_ = true;
       return;
@@ -234,6 +238,15 @@ void Engine::Handle(const Event& e) {
       if (e.node >= node_up_.size() || node_up_[e.node]) return;
       node_up_[e.node] = true;
       cell_.SetSchedulable(e.node, true);
+      // Jobs judged infeasible without this node get another chance.
+      for (const auto& [tenant, queue] : queues_) {
+        for (const QueueEntry& q : queue) {
+          JobRecord& j = jobs_[q.id];
+          if (j.reason != PendingReason::kInfeasible) continue;
+          j.reason = PendingReason::kResources;
+          pending_demand_ += j.device_milli;
+        }
+      }
       for (const DeviceSlot& d : cell_.devices(e.node)) {
         free_by_model_[d.model] += d.free;
         healthy_milli_ += kMilliPerUnit;
@@ -254,48 +267,62 @@ void Engine::Cycle() {
   ++counters_.cycles;
   CycleState cs;
   cs.now = clock_.Now();
-  if (!pending_.empty()) PlacePending(cs);
+  if (pending_count_ > 0) PlacePending(cs);
   if (ordering_.speed_aware() && !cs.blocked) MigrateToFasterModels(cs);
 }
 
+void Engine::Enqueue(JobRecord& j, TimeMs now) {
+  QueueEntry e{-j.priority, ordering_.Key(j, now), j.submitted, j.key, j.id.value()};
+  queue_entry_[j.id.value()] = e;
+  queues_[j.job.tenant.value()].insert(e);
+  ++pending_count_;
+  if (j.reason != PendingReason::kInfeasible) pending_demand_ += j.device_milli;
+}
+
+void Engine::Dequeue(JobRecord& j) {
+  size_t erased = queues_[j.job.tenant.value()].erase(queue_entry_[j.id.value()]);
+  if (erased == 0) return;
+  --pending_count_;
+  if (j.reason != PendingReason::kInfeasible) pending_demand_ -= j.device_milli;
+}
+
+void Engine::MarkInfeasible(JobRecord& j) {
+  if (j.reason == PendingReason::kInfeasible) return;
+  j.reason = PendingReason::kInfeasible;
+  pending_demand_ -= j.device_milli;
+}
+
+void Engine::Rekey(TimeMs now) {
+  for (auto& [tenant, queue] : queues_) {
+    std::set<QueueEntry> fresh;
+    for (const QueueEntry& e : queue) {
+      QueueEntry k = e;
+      k.key = ordering_.Key(jobs_[e.id], now);
+      queue_entry_[e.id] = k;
+      fresh.insert(k);
+    }
+    queue.swap(fresh);
+  }
+}
+
 void Engine::PlacePending(CycleState& cs) {
+  if (!ordering_.stable_keys()) Rekey(cs.now);
   if (ordering_.speed_aware()) {
-    Milli demand = 0, free = 0;
-    for (const auto& [seq, id] : pending_)
-      if (jobs_[id].reason != PendingReason::kInfeasible) demand += jobs_[id].device_milli;
+    Milli free = 0;
     for (Milli f : free_by_model_)
       free += f;
-    cs.contended = demand > free;
+    cs.contended = pending_demand_ > free;
   }
-
-  // Pending jobs by tenant, each tenant's queue in (priority, policy key, age, sequence) order.
-  std::map<uint32_t, std::vector<uint32_t>> by_tenant;
-  for (const auto& [seq, id] : pending_)
-    by_tenant[jobs_[id].job.tenant.value()].push_back(id);
+  // Each tenant's queue is kept in (priority, policy key, age, sequence) order; one cursor
+  // per tenant walks it. A cursor moves past a job before the job is tried, since starting
+  // it removes it from the queue.
   struct Cursor {
     uint32_t tenant;
-    std::vector<uint32_t> queue;
-    size_t pos = 0;
+    std::set<QueueEntry>::const_iterator it, end;
   };
   std::vector<Cursor> cursors;
-  for (auto& [tenant, queue] : by_tenant) {
-    std::vector<std::pair<int64_t, uint32_t>> keyed;
-    keyed.reserve(queue.size());
-    for (uint32_t id : queue)
-      keyed.push_back({ordering_.Key(jobs_[id], cs.now), id});
-    std::sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
-      const JobRecord& x = jobs_[a.second];
-      const JobRecord& y = jobs_[b.second];
-      if (x.priority != y.priority) return x.priority > y.priority;
-      if (a.first != b.first) return a.first < b.first;
-      if (x.submitted != y.submitted) return x.submitted < y.submitted;
-      return x.key < y.key;
-    });
-    Cursor c{tenant, {}, 0};
-    for (const auto& [k, id] : keyed)
-      c.queue.push_back(id);
-    cursors.push_back(std::move(c));
-  }
+  for (const auto& [tenant, queue] : queues_)
+    if (!queue.empty()) cursors.push_back({tenant, queue.begin(), queue.end()});
 
   while (true) {
     // The next job: highest priority head, then the tenant with the smallest shares along
@@ -303,12 +330,12 @@ void Engine::PlacePending(CycleState& cs) {
     Cursor* best = nullptr;
     std::vector<int64_t> best_shares;
     for (Cursor& c : cursors) {
-      if (c.pos >= c.queue.size()) continue;
-      const JobRecord& head = jobs_[c.queue[c.pos]];
+      while (c.it != c.end && cs.stopped.count(c.it->id))
+        ++c.it;  // preempted in this cycle: its turn comes in the next one
+      if (c.it == c.end) continue;
       if (best) {
-        const JobRecord& bh = jobs_[best->queue[best->pos]];
-        if (head.priority < bh.priority) continue;
-        if (head.priority == bh.priority) {
+        if (c.it->neg_priority > best->it->neg_priority) continue;
+        if (c.it->neg_priority == best->it->neg_priority) {
           std::vector<int64_t> shares = quotas_.PathShares(TenantId(c.tenant));
           if (!(shares < best_shares)) continue;
           best = &c;
@@ -320,7 +347,8 @@ void Engine::PlacePending(CycleState& cs) {
       best_shares = quotas_.PathShares(TenantId(c.tenant));
     }
     if (!best) break;
-    JobRecord& j = jobs_[best->queue[best->pos++]];
+    JobRecord& j = jobs_[(best->it++)->id];
+    if (j.reason == PendingReason::kInfeasible) continue;
     if (cs.blocked && !options_.backfill) {
       j.reason = PendingReason::kReservation;
       break;
@@ -329,7 +357,6 @@ void Engine::PlacePending(CycleState& cs) {
       j.reason = PendingReason::kBackfillDepth;
       break;
     }
-    if (j.reason == PendingReason::kInfeasible) continue;
     const Compiled& c = *compiled_[j.id.value()];
     if (cs.failed.count(c.signature)) {
       j.reason = PendingReason::kResources;
@@ -380,13 +407,12 @@ void Engine::MigrateToFasterModels(CycleState& cs) {
     Milli speed;
   };
   std::vector<Candidate> candidates;
-  for (uint32_t id : running_) {
+  for (uint32_t id : slow_) {  // running jobs at least 1.25x faster elsewhere
     const JobRecord& j = jobs_[id];
     const Compiled& c = *compiled_[id];
-    if (!j.preemptible || c.by_speed.size() < 2) continue;
-    Milli now_speed = RunSpeed(j);
+    if (!j.preemptible) continue;
+    Milli now_speed = c.run_speed;
     Milli best = c.speed_of[c.by_speed.front()];
-    if (now_speed <= 0 || best * 4 < now_speed * 5) continue;  // less than 1.25x faster
     candidates.push_back(
         {static_cast<double>(best) / static_cast<double>(now_speed), j.key, id, now_speed});
   }
@@ -437,6 +463,22 @@ void Engine::MigrateToFasterModels(CycleState& cs) {
       Start(j, std::move(r), "migrate", cs.now);
       break;
     }
+  }
+}
+
+void Engine::TrackRunning(const JobRecord& j, bool running) {
+  const uint32_t id = j.id.value();
+  if (!running) {
+    running_.erase(id);
+    slow_.erase(id);
+    return;
+  }
+  running_.insert(id);
+  Compiled& c = *compiled_[id];
+  c.run_speed = RunSpeed(j);
+  if (c.by_speed.size() >= 2 && c.run_speed > 0 &&
+      c.speed_of[c.by_speed.front()] * 4 >= c.run_speed * 5) {
+    slow_.insert(id);
   }
 }
 
@@ -509,7 +551,13 @@ bool Engine::TryStart(JobRecord& j, CycleState& cs) {
     return true;
   }
   if (j.reason == PendingReason::kInfeasible) return false;
-  if (TryPreempt(j, cs)) return true;
+  // A job of the same signature (shapes, gang rule, priority, tenant) that found no victims
+  // this cycle means this one would not either: its queue position is no better.
+  const std::vector<uint32_t>& signature = compiled_[j.id.value()]->signature;
+  if (!cs.no_victims.count(signature)) {
+    if (TryPreempt(j, cs)) return true;
+    cs.no_victims.insert(signature);
+  }
   if (quota_refused) {
     j.reason = PendingReason::kQuota;
   } else {
@@ -578,7 +626,7 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
     if (detail.empty() || !*quota_refused)
       detail = r.why.ToString() + (r.detail.empty() ? "" : "; " + r.detail);
   }
-  if (all_infeasible) j.reason = PendingReason::kInfeasible;
+  if (all_infeasible) MarkInfeasible(j);
   j.detail = detail;
   return std::nullopt;
 }
@@ -602,9 +650,7 @@ std::vector<Milli> Engine::RequestPerModel(const JobRecord& j, size_t model) con
 // ---- starting and stopping runs ----
 
 void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs now) {
-  pending_.erase({j.key, j.id.value()});
-  j.state = JobState::kAdmitted;
-  j.state = JobState::kPlaced;
+  if (j.state == JobState::kPending) Dequeue(j);
   j.placements = std::move(placed.placements);
   j.level = placed.level;
   j.state = JobState::kRunning;
@@ -620,7 +666,7 @@ void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs n
     jobs_on_node_[p.node].push_back(j.id.value());
   }
   allocated_milli_ += j.device_milli;
-  running_.insert(j.id.value());
+  TrackRunning(j, true);
   if (j.estimated_end != kNever) ends_.insert({j.estimated_end, j.id.value()});
   ++counters_.starts;
   backend_.Launch(j, now);
@@ -660,7 +706,7 @@ void Engine::ReleaseResources(JobRecord& j) {
   }
   quotas_.Refund(j.job.tenant, PerModel(j.placements));
   allocated_milli_ -= j.device_milli;
-  running_.erase(j.id.value());
+  TrackRunning(j, false);
   if (j.estimated_end != kNever) ends_.erase({j.estimated_end, j.id.value()});
 }
 
@@ -686,7 +732,7 @@ void Engine::Requeue(JobRecord& j, TimeMs now, PendingReason why, DecisionKind k
   j.detail = reason;
   ++j.restarts;
   if (kind == DecisionKind::kPreempt) ++j.preemptions;
-  pending_.insert({j.key, j.id.value()});
+  Enqueue(j, now);
   Record(j);
   Decision d;
   d.time = now;
@@ -855,7 +901,7 @@ bool Engine::TryPreempt(JobRecord& j, CycleState& cs) {
     }
     quotas_.Charge(v.job.tenant, PerModel(v.placements));
     allocated_milli_ += v.device_milli;
-    running_.insert(v.id.value());
+    TrackRunning(v, true);
     if (v.estimated_end != kNever) ends_.insert({v.estimated_end, v.id.value()});
   };
   std::optional<GangResult> placed;
@@ -914,7 +960,8 @@ bool Engine::TryPreempt(JobRecord& j, CycleState& cs) {
     v.detail = "preempted by " + j.job.name;
     ++v.restarts;
     ++v.preemptions;
-    pending_.insert({v.key, v.id.value()});
+    Enqueue(v, cs.now);
+    cs.stopped.insert(v.id.value());
     Record(v);
     Decision d;
     d.time = cs.now;

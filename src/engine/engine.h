@@ -21,6 +21,7 @@
 // events through the owner.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -80,7 +81,7 @@ class Engine final : public EventSink {
 
   const JobRecord& job(JobId id) const { return jobs_[id.value()]; }
   size_t job_count() const { return jobs_.size(); }
-  size_t pending_count() const { return pending_.size(); }
+  size_t pending_count() const { return pending_count_; }
   size_t running_count() const { return running_.size(); }
   // Jobs not yet in a terminal state.
   size_t active_count() const { return active_; }
@@ -101,6 +102,11 @@ class Engine final : public EventSink {
   void PostAt(EventKind kind, TimeMs at, JobId job, uint32_t node);
   void Handle(const Event& e);
   void Cycle();
+  void Enqueue(JobRecord& j, TimeMs now);
+  void Dequeue(JobRecord& j);
+  void MarkInfeasible(JobRecord& j);
+  // Recomputes every queued job's key (policies whose keys move while jobs wait).
+  void Rekey(TimeMs now);
   void PlacePending(CycleState& cs);
   bool TryStart(JobRecord& j, CycleState& cs);
   std::optional<GangResult> PlaceWithQuota(JobRecord& j, CycleState& cs, bool* quota_refused);
@@ -109,6 +115,9 @@ class Engine final : public EventSink {
   // The speed of the job's current run: its slowest task's device model.
   Milli RunSpeed(const JobRecord& j) const;
   void JoinSpeedPool(const JobRecord& j, int sign);
+  // Adds the job to (or removes it from) the running set and, for heterogeneity-aware
+  // policies, the set of runs that another model would speed up.
+  void TrackRunning(const JobRecord& j, bool running);
   // The job's gang restricted to the device models of `mask` (compiled once per mask).
   const GangRequest& Variant(Compiled& c, ModelMask mask);
   std::vector<uint16_t> ByAdvantage(const Compiled& c) const;
@@ -144,8 +153,22 @@ class Engine final : public EventSink {
   EventQueue events_;
   std::vector<JobRecord> jobs_;
   std::vector<std::unique_ptr<Compiled>> compiled_;
-  std::set<std::pair<uint64_t, uint32_t>> pending_;  // (sequence, job) — membership only
+  // A pending job's place in its tenant's queue: priority class (higher first), the ordering
+  // policy's key, submission time, submission sequence.
+  struct QueueEntry {
+    int32_t neg_priority = 0;
+    int64_t key = 0;
+    TimeMs submitted = 0;
+    uint64_t seq = 0;
+    uint32_t id = 0;
+    auto operator<=>(const QueueEntry&) const = default;
+  };
+  std::map<uint32_t, std::set<QueueEntry>> queues_;  // by tenant
+  std::vector<QueueEntry> queue_entry_;              // by job: its entry while pending
+  size_t pending_count_ = 0;
+  Milli pending_demand_ = 0;  // device milli of pending jobs not known to be infeasible
   std::set<uint32_t> running_;
+  std::set<uint32_t> slow_;  // running jobs at least 1.25x faster on another of their models
   std::set<std::pair<TimeMs, uint32_t>> ends_;  // running jobs by estimated end
   std::vector<std::vector<uint32_t>> jobs_on_node_;
   std::vector<bool> node_up_;

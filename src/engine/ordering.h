@@ -28,6 +28,9 @@ class OrderingPolicy {
   // may be preempted for it).
   virtual int64_t Key(const JobRecord& job, TimeMs now) const = 0;
   virtual bool preemptive() const { return false; }
+  // Whether a pending job's key stays the same while it waits (it may change while the job
+  // runs). The engine then keeps its queues sorted instead of re-keying every job each cycle.
+  virtual bool stable_keys() const { return true; }
   // For a preemptive policy: whether `waiting` should take the place of `running` (both of
   // the same priority class).
   virtual bool Displaces(const JobRecord& waiting, const JobRecord& running, TimeMs now) const {
