@@ -128,7 +128,7 @@ int RunPlace(const PlaceArgs& args, std::ostream& out, std::ostream& err) {
     TaskShape shape = MakeTaskShape(spec, s.replica);
     shapes.Intern(shape);
     for (int32_t i = 0; i < s.min_replicas; ++i) {
-      GangRequest one{{{shape, 1}}, TopologyLevel::kNode, TopologyLevel::kAny};
+      GangRequest one{{{shape, 1}}, TopologyLevel::kNode, TopologyLevel::kAny, JobId()};
       emit(s.name, {"replica-" + std::to_string(i)}, PlaceGang(*cell, placer, one, &rng));
     }
   }

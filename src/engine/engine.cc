@@ -64,7 +64,6 @@ Engine::Engine(const Spec& spec, CellState cell, Scorer& scorer, const OrderingP
       rng_(rng),
       options_(options),
       quotas_(spec) {
-  jobs_on_node_.resize(cell_.node_count());
   node_up_.assign(cell_.node_count(), true);
   free_by_model_.assign(cell_.model_count(), 0);
   model_present_.assign(cell_.model_count(), false);
@@ -97,6 +96,7 @@ JobId Engine::Submit(Job job, TimeMs at) {
   j.priority = pc ? pc->value : 0;
   j.preemptible = job.preemptible.value_or(pc ? pc->preemptible : true);
   auto c = std::make_unique<Compiled>();
+  c->gang.job = id;
   c->gang.require =
       job.gang.require == TopologyLevel::kAny ? TopologyLevel::kCluster : job.gang.require;
   c->gang.prefer = job.gang.prefer;
@@ -217,7 +217,9 @@ void Engine::Handle(const Event& e) {
     }
     case EventKind::kNodeLost: {
       if (e.node >= node_up_.size() || !node_up_[e.node]) return;
-      std::vector<uint32_t> victims = jobs_on_node_[e.node];
+      std::vector<uint32_t> victims;
+      for (const TaskRef& t : cell_.tasks_on(e.node))
+        victims.push_back(t.job.value());
       std::sort(victims.begin(), victims.end());
       victims.erase(std::unique(victims.begin(), victims.end()), victims.end());
       for (uint32_t v : victims) {
@@ -663,7 +665,6 @@ void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs n
   quotas_.Charge(j.job.tenant, PerModel(j.placements));
   for (const Placement& p : j.placements) {
     AdjustFree(p.node, p, -1);
-    jobs_on_node_[p.node].push_back(j.id.value());
   }
   allocated_milli_ += j.device_milli;
   TrackRunning(j, true);
@@ -700,9 +701,6 @@ void Engine::ReleaseResources(JobRecord& j) {
   for (const Placement& p : j.placements) {
     cell_.Release(p);
     AdjustFree(p.node, p, +1);
-    auto& on = jobs_on_node_[p.node];
-    auto it = std::find(on.begin(), on.end(), j.id.value());
-    if (it != on.end()) on.erase(it);
   }
   quotas_.Refund(j.job.tenant, PerModel(j.placements));
   allocated_milli_ -= j.device_milli;
@@ -897,7 +895,6 @@ bool Engine::TryPreempt(JobRecord& j, CycleState& cs) {
       Status s = cell_.Commit(p);
       CHECK(s.ok()) << "restoring a preemption candidate: " << s.ToString();
       AdjustFree(p.node, p, -1);
-      jobs_on_node_[p.node].push_back(v.id.value());
     }
     quotas_.Charge(v.job.tenant, PerModel(v.placements));
     allocated_milli_ += v.device_milli;

@@ -170,7 +170,6 @@ class Engine final : public EventSink {
   std::set<uint32_t> running_;
   std::set<uint32_t> slow_;  // running jobs at least 1.25x faster on another of their models
   std::set<std::pair<TimeMs, uint32_t>> ends_;  // running jobs by estimated end
-  std::vector<std::vector<uint32_t>> jobs_on_node_;
   std::vector<bool> node_up_;
   std::vector<Milli> free_by_model_;  // free milli on schedulable nodes
   std::vector<bool> model_present_;   // the cell has devices of the model

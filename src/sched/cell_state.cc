@@ -55,6 +55,7 @@ Result<CellState> CellState::FromSpec(const Spec& spec, std::optional<ClusterId>
     c.names_.push_back(n.name);
     c.spec_ids_.push_back(NodeId(static_cast<uint32_t>(i)));
   }
+  c.ledger_.resize(c.nodes_.size());
   for (uint32_t i = 0; i < c.nodes_.size(); ++i)
     c.Classify(i);
   c.BuildDomains();
@@ -256,6 +257,7 @@ Status CellState::Commit(const Placement& p) {
   }
   if (p.kind != 0) n.kinds |= 1u << p.kind;
   ++n.tasks;
+  ledger_[p.node].push_back(p.task);
   Touch(p.node);
   AccountDomains(p.node, +1);
   Classify(p.node);
@@ -276,6 +278,10 @@ void CellState::Release(const Placement& p) {
     CHECK(d.free <= 1000) << "release of more than a whole device on " << names_[p.node];
   }
   CHECK(n.tasks > 0) << "release on an empty node";
+  auto& ledger = ledger_[p.node];
+  auto entry = std::find(ledger.begin(), ledger.end(), p.task);
+  CHECK(entry != ledger.end()) << "release of a task not on " << names_[p.node];
+  ledger.erase(entry);
   if (--n.tasks == 0) n.kinds = 0;
   Touch(p.node);
   AccountDomains(p.node, +1);
@@ -308,6 +314,8 @@ size_t CellState::MemoryBytes() const {
     bytes += sizeof(std::string) + s.capacity();
   for (const NodeClass& k : classes_)
     bytes += k.members.capacity() * sizeof(uint32_t);
+  for (const auto& ledger : ledger_)
+    bytes += sizeof(ledger) + ledger.capacity() * sizeof(TaskRef);
   bytes += by_hash_.size() * (sizeof(uint64_t) + sizeof(std::vector<uint32_t>) + 32);
   return bytes;
 }
@@ -318,6 +326,7 @@ void CellState::Restore(const NodeSnapshot& snap) {
   nodes_[snap.node] = snap.state;
   std::copy(snap.devices.begin(), snap.devices.end(),
             devices_.begin() + nodes_[snap.node].first_device);
+  ledger_[snap.node] = snap.ledger;
   AccountDomains(snap.node, +1);
   Classify(snap.node);
 }
@@ -329,7 +338,8 @@ Status CellState::Proposal::Add(const Placement& p) {
                           [&](const NodeSnapshot& s) { return s.node == p.node; });
   if (!seen) {
     auto devs = cell_.devices(p.node);
-    touched_.push_back({p.node, cell_.nodes_[p.node], {devs.begin(), devs.end()}});
+    touched_.push_back(
+        {p.node, cell_.nodes_[p.node], {devs.begin(), devs.end()}, cell_.ledger_[p.node]});
   }
   Status s = cell_.Commit(p);
   if (s.ok()) placements_.push_back(p);

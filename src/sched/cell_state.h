@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/ids.h"
 #include "common/status.h"
 #include "model/spec.h"
 #include "model/topology.h"
@@ -62,6 +63,13 @@ struct DeviceUse {
   Milli milli = 0;
 };
 
+// Which task of which job a placement is for (index in the job's own task order).
+struct TaskRef {
+  JobId job;
+  int32_t index = -1;
+  bool operator==(const TaskRef&) const = default;
+};
+
 // Where one task goes: a proposal until committed.
 struct Placement {
   uint32_t node = 0;
@@ -70,6 +78,7 @@ struct Placement {
   MiB memory = 0;
   uint32_t kind = 0;
   std::vector<DeviceUse> devices;
+  TaskRef task;
 };
 
 struct NodeClass {
@@ -93,6 +102,9 @@ class CellState {
     return {devices_.data() + nodes_[i].first_device, nodes_[i].device_count};
   }
   const std::string& node_name(uint32_t i) const { return names_[i]; }
+  // The ledger of a node: the tasks committed to it, in commit order (what preemption and a
+  // lost node must stop).
+  std::span<const TaskRef> tasks_on(uint32_t i) const { return ledger_[i]; }
   NodeId spec_node(uint32_t i) const { return spec_ids_[i]; }
   MiB model_memory(uint16_t model) const { return model_memory_[model]; }
   size_t model_count() const { return model_memory_.size(); }
@@ -148,6 +160,7 @@ class CellState {
     uint32_t node;
     NodeState state;
     std::vector<DeviceSlot> devices;
+    std::vector<TaskRef> ledger;
   };
   void Restore(const NodeSnapshot& snap);
 
@@ -181,6 +194,7 @@ class CellState {
   std::vector<NodeState> nodes_;
   std::vector<DeviceSlot> devices_;
   std::vector<std::string> names_;
+  std::vector<std::vector<TaskRef>> ledger_;  // by node
   std::vector<NodeId> spec_ids_;
   std::vector<MiB> model_memory_;
   std::vector<NodeClass> classes_;

@@ -133,12 +133,14 @@ PlaceResult PlaceIn(const CellState& cell, Placer& placer, const TaskShape& shap
 }
 
 // One task with no island requirement: the placer's own choice over the whole cell.
-GangResult PlaceSingle(CellState& cell, Placer& placer, const TaskShape& shape, Rng* rng) {
+GangResult PlaceSingle(CellState& cell, Placer& placer, const TaskShape& shape, JobId job,
+                       Rng* rng) {
   GangResult result;
   PlaceResult r = placer.Place(cell, shape, rng);
   result.outcome = r.outcome;
   result.why = std::move(r.why);
   if (r.outcome != PlaceOutcome::kPlaced) return result;
+  r.placement.task = {job, 0};
   Status s = cell.Commit(r.placement);
   CHECK(s.ok()) << "the placer proposed what does not fit: " << s.ToString();
   result.placements.push_back(r.placement);
@@ -160,7 +162,7 @@ GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, R
   }
   if (tasks == 1 && gang.require != TopologyLevel::kIsland) {
     for (const GangGroup& g : gang.groups)
-      if (g.count == 1) return PlaceSingle(cell, placer, g.shape, rng);
+      if (g.count == 1) return PlaceSingle(cell, placer, g.shape, gang.job, rng);
   }
   GangResult result;
   const ModelMask eligible = EligibleModels(cell, gang);
@@ -170,6 +172,10 @@ GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, R
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return gang.groups[a].shape.total_milli() > gang.groups[b].shape.total_milli();
   });
+  // The index of each group's first task in the job's own order.
+  std::vector<int32_t> first_task(gang.groups.size(), 0);
+  for (size_t gi = 1; gi < gang.groups.size(); ++gi)
+    first_task[gi] = first_task[gi - 1] + gang.groups[gi - 1].count;
   TopologyLevel loosest =
       gang.require == TopologyLevel::kAny || gang.require > TopologyLevel::kCluster
           ? TopologyLevel::kCluster
@@ -196,6 +202,7 @@ GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, R
       for (size_t gi : order) {
         for (int32_t t = 0; t < gang.groups[gi].count && ok; ++t) {
           PlaceResult r = PlaceIn(cell, placer, gang.groups[gi].shape, fit[d], rng);
+          r.placement.task = {gang.job, first_task[gi] + t};
           ok = r.outcome == PlaceOutcome::kPlaced && proposal.Add(r.placement).ok();
           if (ok) parts.push_back(std::move(r.parts));
         }

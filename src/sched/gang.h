@@ -30,6 +30,7 @@ struct GangRequest {
   std::vector<GangGroup> groups;
   TopologyLevel require = TopologyLevel::kCluster;  // kAny is treated as kCluster
   TopologyLevel prefer = TopologyLevel::kAny;
+  JobId job;  // stamped on every placement (TaskRef), with the task's index in group order
 };
 
 struct GangResult {

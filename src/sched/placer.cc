@@ -5,26 +5,6 @@
 
 namespace tessera {
 
-std::optional<Reason> FilterNode(const CellState& cell, uint32_t node, const TaskShape& shape) {
-  const NodeState& n = cell.node(node);
-  if (!n.schedulable) return Reason::kUnschedulable;
-  int32_t fit = 0;
-  if (!shape.cpu_only()) {
-    if ((n.models & shape.models) == 0) return Reason::kModelNotAllowed;
-    bool memory_ok = false;
-    for (const DeviceSlot& d : cell.devices(node)) {
-      if (!DeviceEligible(cell, d, shape)) continue;
-      memory_ok = true;
-      if (d.free >= shape.milli) ++fit;
-    }
-    if (!memory_ok) return Reason::kDeviceMemory;
-  }
-  if (n.cpu_free < shape.cpu) return Reason::kInsufficientCpu;
-  if (n.mem_free < shape.memory) return Reason::kInsufficientMemory;
-  if (!shape.cpu_only() && fit < shape.count) return Reason::kInsufficientDevices;
-  return std::nullopt;
-}
-
 bool FitsEmpty(const CellState& cell, uint32_t node, const TaskShape& shape) {
   const NodeState& n = cell.node(node);
   if (n.cpu_total < shape.cpu || n.mem_total < shape.memory) return false;
@@ -56,7 +36,7 @@ const Placer::Evaluation& Placer::Evaluate(const CellState& cell, uint32_t slot,
   e.generation = k.generation;
   e.shape = shape.id;
   uint32_t rep = k.members.front();
-  std::optional<Reason> reason = FilterNode(cell, rep, shape);
+  std::optional<Reason> reason = filters_.Check(cell, rep, shape);
   e.feasible = !reason;
   if (reason) {
     e.reason = *reason;

@@ -1,8 +1,9 @@
 // The single-task placement pipeline: filter -> score -> select, over equivalence classes of
 // nodes (CellState) with a per-class cache, so a decision costs O(distinct node states).
 //
-//   filter: a fixed chain (schedulable, device model, device memory, CPU, memory, free
-//           devices); the first filter that drops a node names the reason.
+//   filter: a chain of named filters (sched/filter.h; by default schedulable, device model,
+//           device memory, CPU, memory, free devices); the first that drops a node names
+//           the reason.
 //   score:  the policy plug-in (Scorer), once per class and task shape.
 //   select: the highest score; ties go to the lowest rank (a stable key).
 //
@@ -26,6 +27,7 @@
 #include "common/rng.h"
 #include "sched/cell_state.h"
 #include "sched/explain.h"
+#include "sched/filter.h"
 #include "sched/scorer.h"
 #include "sched/task_shape.h"
 
@@ -42,14 +44,14 @@ struct PlaceResult {
   std::vector<std::pair<std::string, double>> parts;
 };
 
-// The filter chain for one node; nullopt = the node can host the task now.
-std::optional<Reason> FilterNode(const CellState& cell, uint32_t node, const TaskShape& shape);
 // Whether the node could host the task if it were empty and healthy.
 bool FitsEmpty(const CellState& cell, uint32_t node, const TaskShape& shape);
 
 class Placer {
  public:
-  explicit Placer(Scorer& scorer) : scorer_(scorer) {}
+  // `filters` must outlive the placer.
+  explicit Placer(Scorer& scorer, const FilterChain& filters = DefaultFilters())
+      : scorer_(scorer), filters_(filters) {}
 
   // Chooses a node and devices for one task. `shape.id` must come from a ShapeTable (it keys
   // the cache). `rng` is used only by uniform policies and may be null otherwise.
@@ -99,6 +101,7 @@ class Placer {
   PlaceResult NotPlaced(const CellState& cell, const TaskShape& shape, Explanation why);
 
   Scorer& scorer_;
+  const FilterChain& filters_;
   bool explain_ = false;
   std::vector<std::vector<Evaluation>> cache_;  // by class slot
   std::vector<ShapeIndex> index_;               // by shape id

@@ -133,12 +133,14 @@ TEST(CellProposal, AnAbortedProposalLeavesNoTrace) {
       ASSERT_TRUE(proposal.Add(p).ok());
     }
     EXPECT_EQ(cell.node(0).tasks, 2u);
+    EXPECT_EQ(cell.tasks_on(0).size(), 2u);
     EXPECT_NE(cell.version(), version);
     // Going out of scope without Keep() aborts.
   }
   EXPECT_EQ(cell.version(), version);
   EXPECT_EQ(cell.node(0).version, node_version);
   EXPECT_EQ(cell.node(0).tasks, 0u);
+  EXPECT_TRUE(cell.tasks_on(0).empty()) << "the ledger is restored too";
   EXPECT_EQ(cell.node(0).cpu_free, cell.node(0).cpu_total);
   EXPECT_EQ(cell.devices(0)[0].free, 1000);
   EXPECT_EQ(cell.live_classes(), classes);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "sched/policy/builtin.h"
@@ -37,7 +38,7 @@ GangRequest Gang(Fixture& f, int32_t tasks, int32_t devices, TopologyLevel requi
   s.milli = 1000;
   s.models = ModelMask{1} << f.spec.FindModel("H800")->value();
   f.shapes.Intern(s);
-  return {{{s, tasks}}, require, TopologyLevel::kAny};
+  return {{{s, tasks}}, require, TopologyLevel::kAny, JobId(7)};
 }
 
 int64_t FreeDevices(const CellState& c) {
@@ -108,7 +109,7 @@ TEST(Gang, AllOrNothingLeavesTheCellUnchanged) {
   if (used_leaves.size() == 1) {
     for (uint32_t i = 0; i < f->cell.node_count(); ++i) {
       if (f->cell.node(i).leaf != *used_leaves.begin() && f->cell.devices(i).size() == 8) {
-        Placement p{i, f->cell.node(i).version, 0, 0, 0, {}};
+        Placement p{i, f->cell.node(i).version, 0, 0, 0, {}, {}};
         for (uint16_t k = 0; k < 8; ++k)
           p.devices.push_back({k, 1000});
         ASSERT_TRUE(f->cell.Commit(p).ok());
@@ -167,7 +168,8 @@ TEST(GangProperty, WholeOrNothingWithinTheRequiredDomain) {
       TopologyLevel require = levels[rng.Uniform(5)];
       int32_t tasks = 1 + static_cast<int32_t>(rng.Uniform(12));
       int64_t before = FreeDevices(cell);
-      GangResult g = PlaceGang(cell, placer, {{{s, tasks}}, require, TopologyLevel::kAny}, &rng);
+      GangResult g =
+          PlaceGang(cell, placer, {{{s, tasks}}, require, TopologyLevel::kAny, JobId(3)}, &rng);
       if (g.outcome != PlaceOutcome::kPlaced) {
         ASSERT_EQ(FreeDevices(cell), before) << "a failed gang must leave the cell unchanged";
         ASSERT_TRUE(g.placements.empty());
@@ -197,6 +199,35 @@ TEST(GangProperty, WholeOrNothingWithinTheRequiredDomain) {
       }
     }
   }
+}
+
+TEST(Gang, PlacementsCarryTheirTaskAndEachNodeKeepsALedger) {
+  auto f = Load();
+  Placer placer(*f->scorer);
+  // Job 7 (Gang() stamps it): 12 tasks of one H800 under one leaf.
+  GangResult r = PlaceGang(f->cell, placer, Gang(*f, 12, 1, TopologyLevel::kLeaf));
+  ASSERT_EQ(r.outcome, PlaceOutcome::kPlaced) << r.detail;
+  std::map<uint32_t, std::vector<int32_t>> by_node;
+  for (size_t i = 0; i < r.placements.size(); ++i) {
+    EXPECT_EQ(r.placements[i].task, (TaskRef{JobId(7), static_cast<int32_t>(i)}));
+    by_node[r.placements[i].node].push_back(static_cast<int32_t>(i));
+  }
+  size_t listed = 0;
+  for (const auto& [node, tasks] : by_node) {
+    auto ledger = f->cell.tasks_on(node);
+    ASSERT_EQ(ledger.size(), tasks.size());
+    for (size_t k = 0; k < ledger.size(); ++k)
+      EXPECT_EQ(ledger[k].job, JobId(7));
+    listed += ledger.size();
+  }
+  EXPECT_EQ(listed, 12u);
+  // Releasing a task removes exactly its entry.
+  const Placement& one = r.placements.front();
+  size_t before = f->cell.tasks_on(one.node).size();
+  f->cell.Release(one);
+  EXPECT_EQ(f->cell.tasks_on(one.node).size(), before - 1);
+  for (const TaskRef& t : f->cell.tasks_on(one.node))
+    EXPECT_NE(t, one.task);
 }
 
 }  // namespace

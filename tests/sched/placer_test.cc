@@ -120,7 +120,7 @@ TEST(Filter, PendingWhenOnlyTheCurrentStateIsFull) {
 TEST(Scorers, HandWorkedScoresOnOneNode) {
   Fixture f = Load();
   // g1 after a 0.5 share on device 0 and 8 CPUs: 24 CPUs free, devices {500, 1000, 1000, 1000}.
-  Placement p{0, f.cell.node(0).version, 8000, 0, 1, {{0, 500}}};
+  Placement p{0, f.cell.node(0).version, 8000, 0, 1, {{0, 500}}, {}};
   ASSERT_TRUE(f.cell.Commit(p).ok());
   TaskShape share = Shape(f, 4000, 0, 1, 300);
   std::vector<DeviceUse> pick;
@@ -155,7 +155,7 @@ TEST(Scorers, FgdPrefersTheDeviceThatFragmentsLeast) {
   TargetWorkload w({{2000, 500, 1, kAnyAccelerator, 0.5}, {2000, 1000, 1, kAnyAccelerator, 0.5}});
   // g1 devices {700, 1000, 1000, 1000}: a 0.2 share on device 0 leaves 500, usable by the half
   // tasks; on a whole device it would break a whole device into 800.
-  Placement p{0, f.cell.node(0).version, 0, 0, 1, {{0, 300}}};
+  Placement p{0, f.cell.node(0).version, 0, 0, 1, {{0, 300}}, {}};
   ASSERT_TRUE(f.cell.Commit(p).ok());
   double before = w.Fragmentation(32000, std::vector<uint16_t>{700, 1000, 1000, 1000}, 1);
   // 700 fits the 0.5 task (not fragment for it) but not the whole one: 0.5 x 700 = 350.
@@ -284,7 +284,7 @@ TEST(Scorers, TesseraCountsTheWasteOfRemnantsByHand) {
   // steps, so V(r) = r mod 500, and there are no whole-device tasks: V(1000) = 0 (two shares).
   TargetWorkload w({{2000, 500, 1, kAnyAccelerator, 1.0}});
   // g1 devices {800, 1000, 1000, 1000} after a 0.2 share on device 0.
-  Placement p{0, f.cell.node(0).version, 0, 0, 1, {{0, 200}}};
+  Placement p{0, f.cell.node(0).version, 0, 0, 1, {{0, 200}}, {}};
   ASSERT_TRUE(f.cell.Commit(p).ok());
   auto tessera = policy::MakeTessera(&w);
   TaskShape share = Shape(f, 1000, 0, 1, 300);

@@ -1,0 +1,106 @@
+#include "sched/filter.h"
+
+#include "sched/scorer.h"
+
+namespace tessera {
+
+std::optional<Reason> FilterChain::Check(const CellState& cell, uint32_t node,
+                                         const TaskShape& shape) const {
+  for (const auto& f : filters_)
+    if (!f->Keep(cell, node, shape)) return f->reason();
+  return std::nullopt;
+}
+
+std::vector<std::string_view> FilterChain::names() const {
+  std::vector<std::string_view> out;
+  for (const auto& f : filters_)
+    out.push_back(f->name());
+  return out;
+}
+
+namespace {
+
+// Cordoned, lost or unhealthy nodes take nothing.
+class SchedulableFilter final : public NodeFilter {
+ public:
+  std::string_view name() const override { return "schedulable"; }
+  Reason reason() const override { return Reason::kUnschedulable; }
+  bool Keep(const CellState& cell, uint32_t node, const TaskShape&) const override {
+    return cell.node(node).schedulable;
+  }
+};
+
+// The node has a device of a model the task accepts.
+class DeviceModelFilter final : public NodeFilter {
+ public:
+  std::string_view name() const override { return "device-model"; }
+  Reason reason() const override { return Reason::kModelNotAllowed; }
+  bool Keep(const CellState& cell, uint32_t node, const TaskShape& shape) const override {
+    return shape.cpu_only() || (cell.node(node).models & shape.models) != 0;
+  }
+};
+
+// One of those devices is healthy and has the memory the task needs per device.
+class DeviceMemoryFilter final : public NodeFilter {
+ public:
+  std::string_view name() const override { return "device-memory"; }
+  Reason reason() const override { return Reason::kDeviceMemory; }
+  bool Keep(const CellState& cell, uint32_t node, const TaskShape& shape) const override {
+    if (shape.cpu_only()) return true;
+    for (const DeviceSlot& d : cell.devices(node))
+      if (DeviceEligible(cell, d, shape)) return true;
+    return false;
+  }
+};
+
+class CpuFilter final : public NodeFilter {
+ public:
+  std::string_view name() const override { return "cpu"; }
+  Reason reason() const override { return Reason::kInsufficientCpu; }
+  bool Keep(const CellState& cell, uint32_t node, const TaskShape& shape) const override {
+    return cell.node(node).cpu_free >= shape.cpu;
+  }
+};
+
+class MemoryFilter final : public NodeFilter {
+ public:
+  std::string_view name() const override { return "memory"; }
+  Reason reason() const override { return Reason::kInsufficientMemory; }
+  bool Keep(const CellState& cell, uint32_t node, const TaskShape& shape) const override {
+    return cell.node(node).mem_free >= shape.memory;
+  }
+};
+
+// Enough eligible devices with the task's free share each.
+class FreeDevicesFilter final : public NodeFilter {
+ public:
+  std::string_view name() const override { return "free-devices"; }
+  Reason reason() const override { return Reason::kInsufficientDevices; }
+  bool Keep(const CellState& cell, uint32_t node, const TaskShape& shape) const override {
+    if (shape.cpu_only()) return true;
+    int32_t fit = 0;
+    for (const DeviceSlot& d : cell.devices(node))
+      if (DeviceEligible(cell, d, shape) && d.free >= shape.milli) ++fit;
+    return fit >= shape.count;
+  }
+};
+
+}  // namespace
+
+FilterChain MakeDefaultFilters() {
+  FilterChain c;
+  c.Add(std::make_unique<SchedulableFilter>());
+  c.Add(std::make_unique<DeviceModelFilter>());
+  c.Add(std::make_unique<DeviceMemoryFilter>());
+  c.Add(std::make_unique<CpuFilter>());
+  c.Add(std::make_unique<MemoryFilter>());
+  c.Add(std::make_unique<FreeDevicesFilter>());
+  return c;
+}
+
+const FilterChain& DefaultFilters() {
+  static const FilterChain chain = MakeDefaultFilters();
+  return chain;
+}
+
+}  // namespace tessera
