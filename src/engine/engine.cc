@@ -164,6 +164,22 @@ void Engine::NodeRecovered(uint32_t node, TimeMs at) {
   PostAt(EventKind::kNodeRecovered, at, {}, node);
 }
 
+Result<uint32_t> Engine::AddNode(NodeId id) {
+  Result<uint32_t> added = cell_.AddNode(spec_, id);
+  if (!added.ok()) return added;
+  uint32_t n = *added;
+  node_up_.push_back(cell_.node(n).schedulable);
+  if (node_up_[n]) {
+    for (const DeviceSlot& d : cell_.devices(n)) {
+      model_present_[d.model] = true;
+      free_by_model_[d.model] += d.free;
+      healthy_milli_ += kMilliPerUnit;
+    }
+  }
+  dirty_ = true;
+  return n;
+}
+
 std::optional<TimeMs> Engine::NextEventTime() const {
   if (events_.empty()) return std::nullopt;
   return events_.top().time;

@@ -71,6 +71,10 @@ class Engine final : public EventSink {
   void Cancel(JobId job, TimeMs at);
   void NodeLost(uint32_t node, TimeMs at);
   void NodeRecovered(uint32_t node, TimeMs at);
+  // A node of the spec joins while the engine runs (a daemon registering it): it gets the
+  // next cell index, existing indices and job ids never change, and the next cycle may use
+  // it. Errors: the node is unknown to the spec or already in the cell.
+  Result<uint32_t> AddNode(NodeId id);
   void Post(const Event& e) override { events_.Push(e); }
 
   // The time of the next event, if any.

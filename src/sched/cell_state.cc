@@ -24,42 +24,79 @@ Result<CellState> CellState::FromSpec(const Spec& spec, std::optional<ClusterId>
   CellState c;
   for (const DeviceModel& m : spec.device_models)
     c.model_memory_.push_back(m.memory);
-  // Static types: capacity plus the device layout (model and island per index).
-  std::map<std::tuple<Milli, MiB, std::vector<std::pair<uint32_t, int32_t>>>, uint16_t> types;
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
-    const Node& n = spec.nodes[i];
-    if (only && n.cluster != *only) continue;
-    NodeState s;
-    s.cpu_total = s.cpu_free = n.cpu;
-    s.mem_total = s.mem_free = n.memory;
-    s.first_device = static_cast<uint32_t>(c.devices_.size());
-    s.device_count = static_cast<uint16_t>(n.devices.size());
-    std::vector<std::pair<uint32_t, int32_t>> layout;
-    for (const Device& d : n.devices) {
-      DeviceSlot slot;
-      slot.model = static_cast<uint16_t>(d.model.value());
-      slot.island = static_cast<uint16_t>(d.island);
-      c.devices_.push_back(slot);
-      s.models |= ModelMask{1} << d.model.value();
-      layout.emplace_back(d.model.value(), d.island);
-    }
-    auto [it, fresh] = types.emplace(std::make_tuple(n.cpu, n.memory, std::move(layout)),
-                                     static_cast<uint16_t>(types.size()));
-    s.type = it->second;
-    s.cluster = n.cluster.value();
-    s.leaf = n.leaf;
-    s.spine = n.spine;
-    s.rank = static_cast<uint32_t>(c.nodes_.size());
-    s.schedulable = !n.cordoned;
-    c.nodes_.push_back(s);
-    c.names_.push_back(n.name);
-    c.spec_ids_.push_back(NodeId(static_cast<uint32_t>(i)));
+    if (only && spec.nodes[i].cluster != *only) continue;
+    c.AppendNode(spec.nodes[i], NodeId(static_cast<uint32_t>(i)));
   }
-  c.ledger_.resize(c.nodes_.size());
   for (uint32_t i = 0; i < c.nodes_.size(); ++i)
     c.Classify(i);
   c.BuildDomains();
   return c;
+}
+
+void CellState::AppendNode(const Node& n, NodeId id) {
+  NodeState s;
+  s.cpu_total = s.cpu_free = n.cpu;
+  s.mem_total = s.mem_free = n.memory;
+  s.first_device = static_cast<uint32_t>(devices_.size());
+  s.device_count = static_cast<uint16_t>(n.devices.size());
+  // Static types: capacity plus the device layout (model and island per index).
+  std::vector<std::pair<uint32_t, int32_t>> layout;
+  for (const Device& d : n.devices) {
+    DeviceSlot slot;
+    slot.model = static_cast<uint16_t>(d.model.value());
+    slot.island = static_cast<uint16_t>(d.island);
+    devices_.push_back(slot);
+    s.models |= ModelMask{1} << d.model.value();
+    layout.emplace_back(d.model.value(), d.island);
+  }
+  auto [it, fresh] = types_.emplace(std::make_tuple(n.cpu, n.memory, std::move(layout)),
+                                    static_cast<uint16_t>(types_.size()));
+  s.type = it->second;
+  s.cluster = n.cluster.value();
+  s.leaf = n.leaf;
+  s.spine = n.spine;
+  s.rank = static_cast<uint32_t>(nodes_.size());
+  s.schedulable = !n.cordoned;
+  nodes_.push_back(s);
+  names_.push_back(n.name);
+  spec_ids_.push_back(id);
+  ledger_.emplace_back();
+}
+
+Result<uint32_t> CellState::AddNode(const Spec& spec, NodeId id) {
+  if (!id.valid() || id.value() >= spec.nodes.size()) {
+    return InvalidArgument("no node " + std::to_string(id.value()) + " in the spec");
+  }
+  if (std::find(spec_ids_.begin(), spec_ids_.end(), id) != spec_ids_.end()) {
+    return InvalidArgument("node " + spec.nodes[id.value()].name + " is already in the cell");
+  }
+  const Node& n = spec.nodes[id.value()];
+  for (const Device& d : n.devices) {
+    if (d.model.value() >= model_memory_.size()) {
+      return InvalidArgument("node " + n.name + " has a device model the cell does not know");
+    }
+  }
+  AppendNode(n, id);
+  uint32_t i = static_cast<uint32_t>(nodes_.size() - 1);
+  Touch(i);
+  Classify(i);
+  PlaceInDomains(i);
+  AccountDomains(i, +1);
+  return i;
+}
+
+void CellState::RetireNode(uint32_t node) {
+  if (nodes_[node].retired) return;
+  SetSchedulable(node, false);
+  nodes_[node].retired = true;
+  const size_t models = model_memory_.size();
+  for (size_t l = 0; l < kDomainLevels; ++l) {
+    uint32_t d = node_domain_[l][node];
+    domains_[l][d].cpu_total -= nodes_[node].cpu_total;
+    for (const DeviceSlot& dev : devices(node))
+      if (dev.healthy) domain_capacity_[l][d * models + dev.model] -= 1000;
+  }
 }
 
 size_t CellState::DomainLevel(TopologyLevel level) {
@@ -77,37 +114,47 @@ size_t CellState::DomainLevel(TopologyLevel level) {
 }
 
 void CellState::BuildDomains() {
-  const size_t models = model_memory_.size();
   for (size_t l = 0; l < kDomainLevels; ++l) {
-    // Domain keys as (cluster, leaf | spine | 0), numbered in key order.
-    std::map<std::pair<uint32_t, int32_t>, uint32_t> index;
+    // Domains numbered in key order (cluster, leaf | spine | 0) for the nodes of the spec;
+    // nodes added later append theirs.
     for (const NodeState& n : nodes_) {
       int32_t sub = l == 0 ? n.leaf : l == 1 ? n.spine : 0;
-      index.emplace(std::make_pair(n.cluster, sub), 0);
+      domain_index_[l].emplace(std::make_pair(n.cluster, sub), 0);
     }
     uint32_t next = 0;
-    for (auto& [key, d] : index)
+    for (auto& [key, d] : domain_index_[l])
       d = next++;
-    domains_[l].assign(index.size(), Domain{});
-    node_domain_[l].assign(nodes_.size(), 0);
-    domain_free_[l].assign(index.size() * models, 0);
-    domain_capacity_[l].assign(index.size() * models, 0);
-    for (uint32_t i = 0; i < nodes_.size(); ++i) {
-      const NodeState& n = nodes_[i];
-      int32_t sub = l == 0 ? n.leaf : l == 1 ? n.spine : 0;
-      uint32_t d = index[{n.cluster, sub}];
-      node_domain_[l][i] = d;
-      domains_[l][d].nodes.push_back(i);
-      domains_[l][d].cpu_total += n.cpu_total;
-      for (const DeviceSlot& dev : devices(i))
-        if (dev.healthy) domain_capacity_[l][d * models + dev.model] += 1000;
-    }
+    domains_[l].assign(domain_index_[l].size(), Domain{});
+    domain_free_[l].assign(domain_index_[l].size() * model_memory_.size(), 0);
+    domain_capacity_[l].assign(domain_index_[l].size() * model_memory_.size(), 0);
   }
   for (uint32_t i = 0; i < nodes_.size(); ++i) {
-    max_node_device_milli_ =
-        std::max<Milli>(max_node_device_milli_, Milli{nodes_[i].device_count} * 1000);
+    PlaceInDomains(i);
     AccountDomains(i, +1);
   }
+}
+
+void CellState::PlaceInDomains(uint32_t node) {
+  const size_t models = model_memory_.size();
+  const NodeState& n = nodes_[node];
+  for (size_t l = 0; l < kDomainLevels; ++l) {
+    int32_t sub = l == 0 ? n.leaf : l == 1 ? n.spine : 0;
+    auto [it, fresh] = domain_index_[l].emplace(std::make_pair(n.cluster, sub),
+                                                static_cast<uint32_t>(domains_[l].size()));
+    if (fresh) {
+      domains_[l].emplace_back();
+      domain_free_[l].resize(domains_[l].size() * models, 0);
+      domain_capacity_[l].resize(domains_[l].size() * models, 0);
+    }
+    uint32_t d = it->second;
+    if (node_domain_[l].size() <= node) node_domain_[l].resize(node + 1, 0);
+    node_domain_[l][node] = d;
+    domains_[l][d].nodes.push_back(node);
+    domains_[l][d].cpu_total += n.cpu_total;
+    for (const DeviceSlot& dev : devices(node))
+      if (dev.healthy) domain_capacity_[l][d * models + dev.model] += 1000;
+  }
+  max_node_device_milli_ = std::max<Milli>(max_node_device_milli_, Milli{n.device_count} * 1000);
 }
 
 void CellState::AccountDomains(uint32_t node, int sign) {
@@ -299,6 +346,7 @@ void CellState::SetRanks(const std::vector<uint32_t>& rank_of_node) {
 }
 
 void CellState::SetSchedulable(uint32_t node, bool schedulable) {
+  if (nodes_[node].retired) schedulable = false;  // a retired node never comes back
   Unclassify(node);
   AccountDomains(node, -1);
   nodes_[node].schedulable = schedulable;

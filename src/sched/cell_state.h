@@ -16,9 +16,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -55,6 +57,7 @@ struct NodeState {
   uint32_t tasks = 0;       // tasks placed
   uint32_t klass = 0;       // equivalence class slot
   bool schedulable = true;  // not cordoned, healthy
+  bool retired = false;     // removed from the fleet; keeps its index
 };
 
 // One device of a placement and the share it takes.
@@ -128,6 +131,12 @@ class CellState {
   // Returns a committed placement's resources (a task ended or was preempted).
   void Release(const Placement& p);
   void SetRanks(const std::vector<uint32_t>& rank_of_node);
+  // Node indices are stable for the life of the cell: a node registered while the daemon runs
+  // is appended (AddNode, for a node already in `spec`; errors for an unknown or present
+  // node), and a node that leaves the fleet is retired, never removed: it keeps its index and
+  // ledger, takes nothing new and no longer counts as capacity.
+  Result<uint32_t> AddNode(const Spec& spec, NodeId id);
+  void RetireNode(uint32_t node);
   void SetSchedulable(uint32_t node, bool schedulable);
 
   // Bytes held per node (state, devices, name, class membership), for the memory target.
@@ -174,7 +183,9 @@ class CellState {
   void Touch(uint32_t node);
   void LogEvent(uint32_t slot);
   static size_t DomainLevel(TopologyLevel level);
+  void AppendNode(const Node& n, NodeId id);
   void BuildDomains();
+  void PlaceInDomains(uint32_t node);
   // Adds (sign +1) or removes (-1) a node's free capacity from its domains' totals.
   void AccountDomains(uint32_t node, int sign);
   Milli SumModels(const std::vector<Milli>& per_model, size_t d, ModelMask mask) const;
@@ -186,6 +197,7 @@ class CellState {
   };
   static constexpr size_t kDomainLevels = 3;  // leaf, spine, cluster
   std::vector<Domain> domains_[kDomainLevels];
+  std::map<std::pair<uint32_t, int32_t>, uint32_t> domain_index_[kDomainLevels];
   std::vector<uint32_t> node_domain_[kDomainLevels];   // node -> domain index
   std::vector<Milli> domain_free_[kDomainLevels];      // domain x model
   std::vector<Milli> domain_capacity_[kDomainLevels];  // domain x model
@@ -204,6 +216,7 @@ class CellState {
   uint64_t version_ = 0;
   std::vector<uint32_t> events_;
   uint64_t events_base_ = 0;
+  std::map<std::tuple<Milli, MiB, std::vector<std::pair<uint32_t, int32_t>>>, uint16_t> types_;
 };
 
 // A gang's placements, proposed together: each is applied to the cell as it is added (so the

@@ -241,5 +241,38 @@ TEST(EngineScenario, AReportOfAnOlderRunIsIgnored) {
   EXPECT_EQ(h.engine->job(j).state, JobState::kRunning);
 }
 
+TEST(EngineScenario, ANodeAddedAtRunTimeTakesWorkAndNoIdChanges) {
+  Harness h("fifo", false);
+  JobId a = h.Submit(MakeJob(h.spec, "a", 16, 1000 * kSec), 0);
+  JobId b = h.Submit(MakeJob(h.spec, "b", 4, 100 * kSec), 1 * kSec);
+  h.RunUntil(1 * kSec);
+  ASSERT_EQ(h.engine->job(b).state, JobState::kPending);
+  std::vector<std::string> names;
+  for (uint32_t n = 0; n < h.engine->cell().node_count(); ++n)
+    names.push_back(h.engine->cell().node_name(n));
+
+  // A fifth server is registered while the engine runs: it gets index 4, B starts on it.
+  Node extra = h.spec.nodes[0];
+  extra.name = "late-1";
+  h.spec.nodes.push_back(extra);
+  Result<uint32_t> added =
+      h.engine->AddNode(NodeId(static_cast<uint32_t>(h.spec.nodes.size() - 1)));
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  EXPECT_EQ(*added, 4u);
+  EXPECT_EQ(h.engine->healthy_capacity_milli(), 20000);
+  h.RunUntil(2 * kSec);
+  ASSERT_EQ(h.engine->job(b).state, JobState::kRunning);
+  for (const Placement& p : h.engine->job(b).placements)
+    EXPECT_EQ(p.node, 4u);
+  for (uint32_t n = 0; n < names.size(); ++n)
+    EXPECT_EQ(h.engine->cell().node_name(n), names[n]) << "an existing index changed";
+  EXPECT_EQ(h.engine->job(a).state, JobState::kRunning);
+
+  // The same node twice, or one the spec does not have: an error, nothing changes.
+  EXPECT_FALSE(h.engine->AddNode(NodeId(4)).ok());
+  EXPECT_FALSE(h.engine->AddNode(NodeId(99)).ok());
+  EXPECT_EQ(h.engine->cell().node_count(), 5u);
+}
+
 }  // namespace
 }  // namespace tessera

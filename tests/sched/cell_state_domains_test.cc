@@ -174,5 +174,35 @@ TEST(CellProposal, AKeptProposalStaysAndAFailedAddChangesNothing) {
   ExpectTotalsMatch(cell);
 }
 
+TEST(CellNodes, AddedNodesAppendAndRetiredNodesKeepTheirIndex) {
+  Spec spec = Base();
+  CellState cell = *CellState::FromSpec(spec);
+  const size_t before = cell.node_count();
+  ModelMask h800 = ModelMask{1} << spec.FindModel("H800")->value();
+  Milli capacity = cell.DomainDeviceCapacity(TopologyLevel::kCluster, 0, h800);
+
+  // A ninth H800 server on the first leaf of "train".
+  Node extra = spec.nodes[0];
+  extra.name = "h800-late";
+  spec.nodes.push_back(extra);
+  NodeId id(static_cast<uint32_t>(spec.nodes.size() - 1));
+  Result<uint32_t> added = cell.AddNode(spec, id);
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  EXPECT_EQ(*added, before);
+  EXPECT_EQ(cell.node_name(*added), "h800-late");
+  EXPECT_EQ(cell.spec_node(*added), id);
+  EXPECT_EQ(cell.DomainDeviceCapacity(TopologyLevel::kCluster, 0, h800), capacity + 8000);
+  EXPECT_FALSE(cell.AddNode(spec, id).ok()) << "the same node twice";
+  ExpectTotalsMatch(cell);
+
+  // Retiring node 0 keeps every index; it takes nothing and no longer counts as capacity.
+  cell.RetireNode(0);
+  cell.SetSchedulable(0, true);
+  EXPECT_FALSE(cell.node(0).schedulable) << "a retired node never comes back";
+  EXPECT_EQ(cell.node_count(), before + 1);
+  EXPECT_EQ(cell.node_name(*added), "h800-late");
+  EXPECT_EQ(cell.DomainDeviceCapacity(TopologyLevel::kCluster, 0, h800), capacity);
+}
+
 }  // namespace
 }  // namespace tessera
