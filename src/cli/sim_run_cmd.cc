@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/app.h"
@@ -181,7 +183,17 @@ int RunSimRun(const SimRunArgs& args, std::ostream& out, std::ostream& err) {
   json all = json::object();
   for (const SimPolicy& policy : policies) {
     if (show) {
-      so.progress = [&err, name = policy.name](double done) {
+      // On a terminal the bar appears once a run has taken a second (short runs stay
+      // quiet); --progress draws it from the start.
+      auto started = std::chrono::steady_clock::now();
+      auto last = std::make_shared<double>(-1);  // the share drawn last; -1 = nothing yet
+      so.progress = [&err, name = policy.name, started, last, always = args.progress](double done) {
+        if (done == *last) return;
+        if (!always && *last < 0 &&
+            std::chrono::steady_clock::now() - started < std::chrono::seconds(1)) {
+          return;
+        }
+        *last = done;
         int width = 40, filled = static_cast<int>(done * width);
         err << fmt::format("\r{:<9} [{}{}] {:5.1f}%", name, std::string(filled, '#'),
                            std::string(width - filled, '.'), done * 100)

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 
 #include "sim/workload.h"
 
@@ -131,8 +132,10 @@ Workload SyntheticWorkload(const Spec& spec, const ImportOptions& options) {
     tj.job.submit_time = std::llround(t);
     t += Exponential(rng) * mean_gap;
   }
-  w.notes.push_back("synthetic: " + std::to_string(options.jobs) + " jobs at load " +
-                    std::to_string(options.load) + ", seed " + std::to_string(options.seed));
+  char load[32];
+  std::snprintf(load, sizeof load, "%g", options.load);
+  w.notes.push_back("synthetic: " + std::to_string(options.jobs) + " jobs at load " + load +
+                    ", seed " + std::to_string(options.seed));
   return w;
 }
 

@@ -164,6 +164,25 @@ TEST(SimRun, TheExampleJsonlWorkloadRunsToCompletion) {
   fs::remove_all(out);
 }
 
+TEST(SimRun, ProgressBarOnRequestAndNeverWithNoProgress) {
+  fs::path out = TempDir("progress");
+  std::string text;
+  ASSERT_EQ(Tessera("sim run --fleet " + kFleet +
+                        " --format synthetic --jobs 50 --progress --out " + out.string(),
+                    &text),
+            0)
+      << text;
+  EXPECT_NE(text.find("synthetic: 50 jobs at load 0.8, seed 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("fifo      [####"), std::string::npos) << text;
+  EXPECT_EQ(text.find("100.0%"), text.rfind("100.0%")) << "100% is drawn once";
+  ASSERT_EQ(Tessera("sim run --fleet " + kFleet +
+                        " --format synthetic --jobs 50 --no-progress --out " + out.string(),
+                    &text),
+            0);
+  EXPECT_EQ(text.find('['), std::string::npos) << text;
+  fs::remove_all(out);
+}
+
 TEST(SimRun, MalformedWorkloadsAndFlagsExitTwoWithTheLine) {
   fs::path dir = TempDir("bad");
   fs::create_directories(dir);
