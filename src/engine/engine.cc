@@ -671,7 +671,7 @@ void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs n
   if (j.state == JobState::kPending) Dequeue(j);
   j.placements = std::move(placed.placements);
   j.level = placed.level;
-  j.state = JobState::kRunning;
+  j.state = JobState::kPlaced;  // committed to the cell; running once the backend launched it
   j.reason = PendingReason::kNone;
   j.detail.clear();
   ++j.generation;
@@ -687,6 +687,7 @@ void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs n
   if (j.estimated_end != kNever) ends_.insert({j.estimated_end, j.id.value()});
   ++counters_.starts;
   backend_.Launch(j, now);
+  j.state = JobState::kRunning;
   Record(j);
   Decision d;
   d.time = now;

@@ -6,8 +6,11 @@
 //                 +---- preempted / lost +   (back to pending, restarts + 1)
 //
 // Admitted means the quota allows it; placed means its placements are committed to the cell;
-// running means the backend has launched it. In one scheduling cycle a job can pass through
-// all three; the decision log records each transition that matters (start, preempt, requeue).
+// running means the backend has launched it. Today admission is decided together with the
+// placement (no job rests in `admitted`), and the backends launch synchronously, so a job
+// passes through placed within one step; a daemon with asynchronous backends will hold jobs
+// there until the launch is confirmed. The decision log records each transition that matters
+// (start, preempt, migrate, requeue, finish).
 #pragma once
 
 #include <cstdint>
