@@ -169,6 +169,20 @@ void CellState::AccountDomains(uint32_t node, int sign) {
   }
 }
 
+void CellState::ShiftDomains(const Placement& p, int sign) {
+  const NodeState& n = nodes_[p.node];
+  if (!n.schedulable) return;
+  const size_t models = model_memory_.size();
+  for (size_t l = 0; l < kDomainLevels; ++l) {
+    uint32_t d = node_domain_[l][p.node];
+    domains_[l][d].cpu_free += sign * p.cpu;
+    for (const DeviceUse& u : p.devices) {
+      const DeviceSlot& dev = devices_[n.first_device + u.index];
+      if (dev.healthy) domain_free_[l][d * models + dev.model] += sign * u.milli;
+    }
+  }
+}
+
 Milli CellState::SumModels(const std::vector<Milli>& per_model, size_t d, ModelMask mask) const {
   const size_t models = model_memory_.size();
   if (models < static_cast<size_t>(kMaxDeviceModels)) mask &= (ModelMask{1} << models) - 1;
@@ -295,7 +309,7 @@ Status CellState::Commit(const Placement& p) {
     }
   }
   Unclassify(p.node);
-  AccountDomains(p.node, -1);
+  ShiftDomains(p, -1);
   n.cpu_free -= p.cpu;
   n.mem_free -= p.memory;
   for (const DeviceUse& u : p.devices) {
@@ -306,7 +320,6 @@ Status CellState::Commit(const Placement& p) {
   ++n.tasks;
   ledger_[p.node].push_back(p.task);
   Touch(p.node);
-  AccountDomains(p.node, +1);
   Classify(p.node);
   return Status::Ok();
 }
@@ -314,7 +327,7 @@ Status CellState::Commit(const Placement& p) {
 void CellState::Release(const Placement& p) {
   NodeState& n = nodes_[p.node];
   Unclassify(p.node);
-  AccountDomains(p.node, -1);
+  ShiftDomains(p, +1);
   n.cpu_free += p.cpu;
   n.mem_free += p.memory;
   CHECK(n.cpu_free <= n.cpu_total && n.mem_free <= n.mem_total)
@@ -331,7 +344,6 @@ void CellState::Release(const Placement& p) {
   ledger.erase(entry);
   if (--n.tasks == 0) n.kinds = 0;
   Touch(p.node);
-  AccountDomains(p.node, +1);
   Classify(p.node);
 }
 

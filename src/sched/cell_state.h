@@ -188,6 +188,8 @@ class CellState {
   void PlaceInDomains(uint32_t node);
   // Adds (sign +1) or removes (-1) a node's free capacity from its domains' totals.
   void AccountDomains(uint32_t node, int sign);
+  // Adds (sign +1, a release) or removes (-1, a commit) one placement's share.
+  void ShiftDomains(const Placement& p, int sign);
   Milli SumModels(const std::vector<Milli>& per_model, size_t d, ModelMask mask) const;
 
   struct Domain {
