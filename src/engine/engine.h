@@ -1,4 +1,4 @@
-// The engine: one event loop that drives the scheduler core through time (DESIGN.md §3).
+// The engine: one event loop that drives the scheduler core through time (docs/architecture.md §3).
 // Events (submit, finish, fail, cancel, node lost/recovered, tick) update the job records and
 // mark the engine dirty; a scheduling cycle then handles everything pending in one batch:
 //
