@@ -1,5 +1,5 @@
-// The engine's narrow ports (docs/architecture.md §4): Store keeps durable state and the decision log,
-// Backend runs what was placed. Clock and Rng come from common/.
+// The engine's narrow ports (docs/architecture.md §4): Store keeps durable state and the decision
+// log, Backend runs what was placed. Clock and Rng come from common/.
 //
 // Thread-safety: implementations are called from the engine's thread only.
 #pragma once

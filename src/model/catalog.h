@@ -14,7 +14,7 @@ namespace tessera {
 
 enum class DeviceKind { kGpu, kNpu, kCpu };
 
-// The workload classes of DESIGN.md §2. Speeds, policies and metrics are kept per class.
+// The workload classes of docs/architecture.md §1. Speeds, policies and metrics are kept per class.
 enum class WorkloadClass { kTraining, kFinetune, kBatch, kEval, kInference };
 inline constexpr int kWorkloadClassCount = 5;
 

@@ -1,4 +1,5 @@
-// Tasks: jobs (training, finetune, batch, eval) and services (inference), as in DESIGN.md §2.
+// Tasks: jobs (training, finetune, batch, eval) and services (inference), as in
+// docs/architecture.md §1.
 #pragma once
 
 #include <map>

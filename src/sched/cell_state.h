@@ -1,8 +1,8 @@
 // CellState: the scheduler's view of a cell (one cluster, or several): nodes with free CPU and
 // memory, and their devices as individual instances with a free milli-share each.
 //
-// Versioned for shared-state concurrency (docs/architecture.md, Omega-style): every node carries the
-// version of its last change, and a Placement records the version it was computed against;
+// Versioned for shared-state concurrency (docs/architecture.md, Omega-style): every node carries
+// the version of its last change, and a Placement records the version it was computed against;
 // Commit rejects it as stale if the node changed since.
 //
 // Equivalence classes: nodes whose whole state is identical (same static type, free CPU,
