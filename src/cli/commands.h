@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <ostream>
+#include <string>
 
 namespace tessera::cli {
 
@@ -12,5 +13,8 @@ void RegisterFleet(CLI::App& app, std::ostream& out, std::ostream& err, int& cod
 void RegisterPlace(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
 void RegisterSim(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
 void RegisterSimRun(CLI::App* sim, std::ostream& out, std::ostream& err, int& code);
+
+// The registered placement policies, comma-separated, for --help texts.
+std::string PlacementPolicyNames();
 
 }  // namespace tessera::cli

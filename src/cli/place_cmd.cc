@@ -164,11 +164,21 @@ void RegisterPlace(CLI::App& app, std::ostream& out, std::ostream& err, int& cod
   cmd->add_option("--fleet", args->fleet, "Fleet configuration files or directories")->required();
   cmd->add_option("--jobs", args->jobs, "Files or directories with the jobs and services")
       ->required();
-  cmd->add_option("--policy", args->policy, "Placement policy")->capture_default_str();
+  cmd->add_option("--policy", args->policy, "Placement policy: " + PlacementPolicyNames())
+      ->capture_default_str();
   cmd->add_option("-o,--output", args->output, "Output format")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   cmd->callback([args, &out, &err, &code] { code = RunPlace(*args, out, err); });
+}
+
+std::string PlacementPolicyNames() {
+  ScorerRegistry registry;
+  RegisterBuiltinScorers(registry);
+  std::string names;
+  for (const std::string& n : registry.Names())
+    names += (names.empty() ? "" : ", ") + n;
+  return names;
 }
 
 }  // namespace tessera::cli

@@ -16,7 +16,8 @@ void RegisterSim(CLI::App& app, std::ostream& out, std::ostream& err, int& code)
       ->required();
   fgd->add_option("--pods", args->pods, "Pod list CSV (openb_pod_list_*.csv)")->required();
   fgd->add_option("--policy", args->policy,
-                  "Placement policy, comma-separated policies, or all (default: tessera)");
+                  "Placement policy, comma-separated policies, or all: " + PlacementPolicyNames())
+      ->capture_default_str();
   fgd->add_option("--seeds", args->seeds, "Seeds: 42-51 or 1,2,3")->capture_default_str();
   fgd->add_option("--tune", args->tune, "Arrived demand as a multiple of GPU capacity")
       ->capture_default_str();

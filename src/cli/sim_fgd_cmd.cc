@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "cli/app.h"
@@ -38,37 +40,52 @@ std::string Stem(const std::string& path) {
 }  // namespace
 
 bool ParseSeeds(const std::string& text, std::vector<uint64_t>* seeds, std::string* error) {
+  constexpr uint64_t kMaxSeeds = 10000;
   seeds->clear();
+  std::set<uint64_t> seen;
+  auto number = [](const std::string& t, uint64_t* v) {
+    if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos || t.size() > 19)
+      return false;
+    *v = std::stoull(t);
+    return true;
+  };
+  auto fail = [&](const std::string& why) {
+    *error = "--seeds: " + why;
+    seeds->clear();
+    return false;
+  };
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
     if (comma == std::string::npos) comma = text.size();
     std::string part = text.substr(start, comma - start);
-    size_t dash = part.find('-');
-    try {
-      size_t used = 0;
-      if (dash == std::string::npos) {
-        uint64_t v = std::stoull(part, &used);
-        if (used != part.size()) throw std::invalid_argument(part);
-        seeds->push_back(v);
-      } else {
-        uint64_t lo = std::stoull(part.substr(0, dash), &used);
-        if (used != dash) throw std::invalid_argument(part);
-        std::string hi_text = part.substr(dash + 1);
-        uint64_t hi = std::stoull(hi_text, &used);
-        if (used != hi_text.size() || hi < lo || hi - lo > 10000) throw std::invalid_argument(part);
-        for (uint64_t s = lo; s <= hi; ++s)
-          seeds->push_back(s);
-      }
-    } catch (const std::exception&) {
-      *error =
-          "--seeds: expected a seed, a range such as 42-51, or a comma-separated list; got \"" +
-          text + "\"";
-      return false;
-    }
     start = comma + 1;
+    size_t dash = part.find('-');
+    uint64_t lo = 0, hi = 0;
+    bool ok = dash == std::string::npos
+                  ? number(part, &lo) && (hi = lo, true)
+                  : number(part.substr(0, dash), &lo) && number(part.substr(dash + 1), &hi);
+    if (!ok) {
+      return fail("expected a seed, a range such as 42-51, or a comma-separated list; got \"" +
+                  part + "\" in \"" + text + "\"");
+    }
+    if (hi < lo) {
+      return fail("the range " + part + " is reversed (write " + std::to_string(hi) + "-" +
+                  std::to_string(lo) + ")");
+    }
+    if (hi - lo >= kMaxSeeds || seeds->size() + (hi - lo + 1) > kMaxSeeds) {
+      return fail("\"" + text + "\" asks for too many seeds (at most " + std::to_string(kMaxSeeds) +
+                  ")");
+    }
+    for (uint64_t v = lo; v <= hi; ++v) {
+      if (!seen.insert(v).second) {
+        return fail("seed " + std::to_string(v) + " is given twice (each seed counts once in " +
+                    "the medians)");
+      }
+      seeds->push_back(v);
+    }
   }
-  return !seeds->empty();
+  return true;
 }
 
 int RunSimFgd(const SimFgdArgs& args, std::ostream& out, std::ostream& err) {
@@ -87,17 +104,25 @@ int RunSimFgd(const SimFgdArgs& args, std::ostream& out, std::ostream& err) {
     return kExitInvalidInput;
   }
   std::vector<std::string> policies;
-  if (args.policy.empty()) {
-    policies = {std::string(kDefaultScorer)};
-  } else if (args.policy == "all") {
+  if (args.policy == "all") {
     policies = kAllPolicies;
   } else {
     size_t start = 0;
     while (start <= args.policy.size()) {
       size_t comma = args.policy.find(',', start);
       if (comma == std::string::npos) comma = args.policy.size();
-      policies.push_back(args.policy.substr(start, comma - start));
+      std::string p = args.policy.substr(start, comma - start);
       start = comma + 1;
+      if (p.empty()) {
+        err << "tessera sim fgd: --policy: an empty policy name in \"" << args.policy
+            << "\"; run 'tessera sim fgd --help' for the names\n";
+        return kExitInvalidInput;
+      }
+      if (std::find(policies.begin(), policies.end(), p) != policies.end()) {
+        err << "tessera sim fgd: --policy: " << p << " is named twice\n";
+        return kExitInvalidInput;
+      }
+      policies.push_back(p);
     }
   }
   ScorerRegistry registry;

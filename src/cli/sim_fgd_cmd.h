@@ -9,9 +9,9 @@
 namespace tessera::cli {
 
 struct SimFgdArgs {
-  std::string nodes;   // node list CSV (openb)
-  std::string pods;    // pod list CSV (openb)
-  std::string policy;  // a name, a comma-separated list, "all"; "" = the default policy
+  std::string nodes;               // node list CSV (openb)
+  std::string pods;                // pod list CSV (openb)
+  std::string policy = "tessera";  // a name, a comma-separated list, or "all"
   std::string seeds = "42-51";
   double tune = 1.3;
   std::string out;         // output directory
@@ -19,7 +19,8 @@ struct SimFgdArgs {
   bool placements = true;  // write placements.jsonl
 };
 
-// "42-51" or "1,5,9" -> seeds; error text in `error`.
+// "42-51", "1,5,9" or a mix -> seeds, each at most once, 10,000 at most; otherwise false with
+// the reason (reversed range, too many, a seed twice, not a number) in `error`.
 bool ParseSeeds(const std::string& text, std::vector<uint64_t>* seeds, std::string* error);
 
 int RunSimFgd(const SimFgdArgs& args, std::ostream& out, std::ostream& err);

@@ -265,7 +265,8 @@ void RegisterSimRun(CLI::App* sim, std::ostream& out, std::ostream& err, int& co
   run->add_option("--jobs", args->jobs, "Synthetic: number of jobs")->capture_default_str();
   run->add_option("--load", args->load, "Synthetic: offered GPU demand / capacity")
       ->capture_default_str();
-  run->add_option("--placement", args->placement, "Placement scorer")->capture_default_str();
+  run->add_option("--placement", args->placement, "Placement scorer: " + PlacementPolicyNames())
+      ->capture_default_str();
   run->add_option(
       "--throughputs", args->throughputs,
       "Gavel: isolated_throughputs_v100_p100_k80.csv (default: found beside the trace)");

@@ -107,6 +107,27 @@ TEST(SimFgd, BadFlagsAndInputsExitTwo) {
   EXPECT_EQ(RunTessera("sim fgd --nodes " + nodes + " --pods " + pods + " --seeds 9-1 --out /tmp/x",
                        &text),
             2);
+  EXPECT_NE(text.find("the range 9-1 is reversed (write 1-9)"), std::string::npos) << text;
+  // Each flag problem is named for what it is, before any file is read.
+  const std::pair<std::string, std::string> cases[] = {
+      {"--seeds 42,42", "seed 42 is given twice"},
+      {"--seeds 40-45,44", "seed 44 is given twice"},
+      {"--seeds 1-100000000", "asks for too many seeds (at most 10000)"},
+      {"--seeds 4x", "expected a seed, a range such as 42-51"},
+      {"--policy ''", "--policy: an empty policy name"},
+      {"--policy fgd,", "--policy: an empty policy name"},
+      {"--policy fgd,fgd", "--policy: fgd is named twice"},
+  };
+  for (const auto& [flags, message] : cases) {
+    EXPECT_EQ(
+        RunTessera("sim fgd --nodes /nonexistent --pods /nonexistent " + flags + " --out /tmp/x",
+                   &text),
+        2)
+        << flags;
+    EXPECT_NE(text.find(message), std::string::npos) << flags << ": " << text;
+  }
+  EXPECT_EQ(RunTessera("sim fgd --help", &text), 0);
+  EXPECT_NE(text.find("gpu-clustering"), std::string::npos) << "--help lists the policies";
   EXPECT_EQ(RunTessera("sim fgd --nodes /nonexistent.csv --pods " + pods + " --out /tmp/x", &text),
             2);
   EXPECT_EQ(
