@@ -217,9 +217,12 @@ int RunSimFgd(const SimFgdArgs& args, std::ostream& out, std::ostream& err) {
     std::ofstream f(std::filesystem::path(args.out) / "placements.jsonl");
     const Spec& fleet = exp->fleet();
     for (const FgdRun& r : runs) {
-      for (const FgdPodOutcome& o : r.outcomes) {
-        f << "{\"policy\": \"" << r.policy << "\", \"seed\": " << r.seed << ", \"pod\": \""
-          << exp->pods()[o.pod].name << "\", \"node\": ";
+      for (size_t arrival = 0; arrival < r.outcomes.size(); ++arrival) {
+        const FgdPodOutcome& o = r.outcomes[arrival];
+        // A resampled trace repeats pod names: the arrival index tells the copies apart.
+        f << "{\"policy\": \"" << r.policy << "\", \"seed\": " << r.seed
+          << ", \"arrival\": " << arrival << ", \"pod\": \"" << exp->pods()[o.pod].name
+          << "\", \"node\": ";
         if (o.node) {
           f << "\"" << fleet.node(exp->cell().spec_node(*o.node)).name << "\", \"devices\": [";
           for (size_t k = 0; k < o.devices.size(); ++k) {
@@ -233,6 +236,10 @@ int RunSimFgd(const SimFgdArgs& args, std::ostream& out, std::ostream& err) {
       }
     }
     ok = static_cast<bool>(f);
+  } else if (ok) {
+    // No placements this time: an earlier run's file would pass for this run's.
+    std::error_code gone;
+    std::filesystem::remove(std::filesystem::path(args.out) / "placements.jsonl", gone);
   }
   if (!ok) {
     err << "tessera sim fgd: cannot write the results to " << args.out << "\n";
@@ -264,8 +271,12 @@ int RunSimFgd(const SimFgdArgs& args, std::ostream& out, std::ostream& err) {
       size_t n = v.size();
       return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
     };
-    out << fmt::format("{:<16} {:>10.2f} {:>10.2f} {:>10.0f}\n", p, median(a100), median(a130),
-                       median(failed));
+    // A small trace may never reach 100% or 130% arrived: say so instead of "nan".
+    auto cell = [](double v) {
+      return std::isnan(v) ? std::string("-") : fmt::format("{:.2f}", v);
+    };
+    out << fmt::format("{:<16} {:>10} {:>10} {:>10.0f}\n", p, cell(median(a100)),
+                       cell(median(a130)), median(failed));
   }
   out << "wrote allo.csv, frag.csv, frag_ratio.csv, chart.html"
       << (args.placements ? ", placements.jsonl" : "") << " to " << args.out << "\n";

@@ -92,6 +92,15 @@ TEST(SimFgd, WritesCurvesInThePublishedShapeAndOneLinePerPod) {
     }
   }
   EXPECT_GT(failed, 0u);
+  // Arrival indices count 0, 1, 2, ... within each (policy, seed) run.
+  EXPECT_EQ(first["arrival"], 0);
+  EXPECT_EQ(nlohmann::json::parse(placements[1])["arrival"], 1);
+  // A rerun without placements into the same folder leaves no stale placements.jsonl.
+  ASSERT_EQ(RunTessera("sim fgd --nodes " + kData + "openb_node_list_gpu_node.csv --pods " + kData +
+                       "openb_pod_list_default.csv --policy best-fit --seeds 42 " +
+                       "--no-placements --out " + out.string()),
+            0);
+  EXPECT_FALSE(fs::exists(out / "placements.jsonl"));
   fs::remove_all(out);
 }
 
