@@ -471,12 +471,7 @@ void Engine::MigrateToFasterModels(CycleState& cs) {
       StopRun(j, cs.now, /*lose_since_checkpoint=*/true);
       ++j.restarts;
       ++counters_.migrations;
-      Decision d;
-      d.time = cs.now;
-      d.kind = DecisionKind::kMigrate;
-      d.job = j.id;
-      d.reason = why;
-      store_.AppendDecision(d);
+      LogDecision(DecisionKind::kMigrate, j, std::move(why), cs.now);
       r.placements = std::move(fresh);
       Start(j, std::move(r), "migrate", cs.now);
       break;
@@ -689,17 +684,12 @@ void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs n
   backend_.Launch(j, now);
   j.state = JobState::kRunning;
   Record(j);
-  Decision d;
-  d.time = now;
-  d.kind = DecisionKind::kStart;
-  d.job = j.id;
-  d.reason = std::move(reason);
-  d.level = j.level;
+  std::vector<uint32_t> nodes;
   for (const Placement& p : j.placements)
-    d.nodes.push_back(p.node);
-  std::sort(d.nodes.begin(), d.nodes.end());
-  d.nodes.erase(std::unique(d.nodes.begin(), d.nodes.end()), d.nodes.end());
-  store_.AppendDecision(d);
+    nodes.push_back(p.node);
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  LogDecision(DecisionKind::kStart, j, std::move(reason), now, std::move(nodes));
 }
 
 TimeMs Engine::EstimatedEnd(const JobRecord& j, TimeMs now) const {
@@ -749,12 +739,7 @@ void Engine::Requeue(JobRecord& j, TimeMs now, PendingReason why, DecisionKind k
   if (kind == DecisionKind::kPreempt) ++j.preemptions;
   Enqueue(j, now);
   Record(j);
-  Decision d;
-  d.time = now;
-  d.kind = kind;
-  d.job = j.id;
-  d.reason = std::move(reason);
-  store_.AppendDecision(d);
+  LogDecision(kind, j, std::move(reason), now);
   dirty_ = true;
 }
 
@@ -770,11 +755,18 @@ void Engine::Finish(JobRecord& j, TimeMs now, JobState end, DecisionKind kind, s
   JoinSpeedPool(j, -1);
   --active_;
   Record(j);
+  LogDecision(kind, j, std::move(reason), now);
+}
+
+void Engine::LogDecision(DecisionKind kind, const JobRecord& j, std::string reason, TimeMs now,
+                         std::vector<uint32_t> nodes) {
   Decision d;
   d.time = now;
   d.kind = kind;
   d.job = j.id;
   d.reason = std::move(reason);
+  if (kind == DecisionKind::kStart) d.level = j.level;
+  d.nodes = std::move(nodes);
   store_.AppendDecision(d);
 }
 
@@ -977,12 +969,7 @@ bool Engine::TryPreempt(JobRecord& j, CycleState& cs) {
     Enqueue(v, cs.now);
     cs.stopped.insert(v.id.value());
     Record(v);
-    Decision d;
-    d.time = cs.now;
-    d.kind = DecisionKind::kPreempt;
-    d.job = v.id;
-    d.reason = "preempted-by:" + j.job.name + " " + cause;
-    store_.AppendDecision(d);
+    LogDecision(DecisionKind::kPreempt, v, "preempted-by:" + j.job.name + " " + cause, cs.now);
     ++counters_.preemptions;
   }
   Start(j, std::move(*placed), "preempted " + std::to_string(victims.size()) + " job(s)", cs.now);

@@ -140,6 +140,9 @@ class Engine final : public EventSink {
   TimeMs EstimatedEnd(const JobRecord& j, TimeMs now) const;
   void ScheduleTick(TimeMs now);
   void Record(const JobRecord& j) { store_.PutJob(j); }
+  // Appends one line to the store's decision log (`nodes`: a start's distinct nodes).
+  void LogDecision(DecisionKind kind, const JobRecord& j, std::string reason, TimeMs now,
+                   std::vector<uint32_t> nodes = {});
   void AdjustFree(uint32_t node, const Placement& p, int sign);
 
   const Spec& spec_;
