@@ -1,5 +1,7 @@
 #include "sim/openb_pods.h"
 
+#include <map>
+
 #include "config/csv.h"
 
 namespace tessera {
@@ -14,6 +16,7 @@ Result<std::vector<TracePod>> FromTable(const CsvTable& t) {
   std::vector<TracePod> pods;
   pods.reserve(t.size());
   CsvErrors errors;
+  std::map<std::string, int> lines;  // pod name -> its line
   for (size_t i = 0; i < t.size(); ++i) {
     CsvRow r = t.row(i);
     if (Status s = r.CheckWidth(); !s.ok()) {
@@ -37,12 +40,31 @@ Result<std::vector<TracePod>> FromTable(const CsvTable& t) {
       continue;
     }
     p.name = std::string(*name);
+    if (auto [at, fresh] = lines.emplace(p.name, r.line()); !fresh) {
+      errors.Add(r.ErrorAt(*t.Column("name"), "pod \"" + p.name + "\" is already on line " +
+                                                  std::to_string(at->second)));
+      continue;
+    }
     p.cpu = get_int("cpu_milli", 0, int64_t{1} << 40);
     p.memory = get_int("memory_mib", 0, int64_t{1} << 40);
     p.num_gpu = static_cast<int32_t>(get_int("num_gpu", 0, 1024));
-    // Shares outside (0, 1000] are clipped by the experiment, as the original does; only
-    // negative garbage beyond that is an error.
-    p.gpu_milli = get_int("gpu_milli", -1000000, 1000000);
+    // gpu_milli is the share of each GPU: 0 for a CPU-only pod, 1..1000 for a pod with one
+    // GPU, 1000 for a pod with several (every published variant keeps to this).
+    p.gpu_milli = get_int("gpu_milli", 0, 1000);
+    if (ok && p.num_gpu == 0 && p.gpu_milli != 0) {
+      errors.Add(r.ErrorAt(
+          *t.Column("gpu_milli"),
+          "a pod without GPUs (num_gpu 0) asks for no share, got " + std::to_string(p.gpu_milli)));
+      ok = false;
+    } else if (ok && p.num_gpu == 1 && p.gpu_milli == 0) {
+      errors.Add(r.ErrorAt(*t.Column("gpu_milli"), "a pod with a GPU asks for a share of 1..1000"));
+      ok = false;
+    } else if (ok && p.num_gpu > 1 && p.gpu_milli != 1000) {
+      errors.Add(r.ErrorAt(*t.Column("gpu_milli"), "a pod with " + std::to_string(p.num_gpu) +
+                                                       " GPUs takes them whole (1000), got " +
+                                                       std::to_string(p.gpu_milli)));
+      ok = false;
+    }
     auto time = [&](std::string_view col) -> std::optional<TimeMs> {
       if (!has(col)) return std::nullopt;
       auto text = r.Text(col);

@@ -168,5 +168,32 @@ TEST(OpenbPods, TheFiveColumnVariantLoadsAndBadRowsNameTheirLine) {
   EXPECT_FALSE(ParseOpenbPods("missing.csv", "name,cpu_milli\np0,1\n").ok());
 }
 
+TEST(OpenbPods, SharesThatContradictTheGpuCountAndRepeatedNamesAreErrors) {
+  auto bad = ParseOpenbPods("shares.csv",
+                            "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+                            "p0,1000,1024,1,2000\n"
+                            "p1,1000,1024,0,500\n"
+                            "p2,1000,1024,2,500\n"
+                            "p3,1000,1024,1,0\n"
+                            "p4,1000,1024,1,500\n"
+                            "p4,1000,1024,1,250\n");
+  ASSERT_FALSE(bad.ok());
+  const std::string& m = bad.status().message();
+  EXPECT_NE(m.find("shares.csv:2: column gpu_milli"), std::string::npos) << m;
+  EXPECT_NE(m.find("shares.csv:3: column gpu_milli: a pod without GPUs (num_gpu 0) asks for no "
+                   "share, got 500"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("shares.csv:4: column gpu_milli: a pod with 2 GPUs takes them whole (1000), "
+                   "got 500"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("shares.csv:5: column gpu_milli: a pod with a GPU asks for a share"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("shares.csv:7: column name: pod \"p4\" is already on line 6"), std::string::npos)
+      << m;
+}
+
 }  // namespace
 }  // namespace tessera
