@@ -105,7 +105,11 @@ std::vector<Candidate> Fitting(const CellState& cell, TopologyLevel level, Model
 bool FitsEmptyDomain(const CellState& cell, TopologyLevel level, ModelMask eligible,
                      const Demand& need) {
   if (level <= TopologyLevel::kNode) {
-    for (uint32_t i = 0; i < cell.node_count(); ++i) {
+    // Capacity and health are part of a class's state: one representative per class.
+    for (uint32_t slot = 0; slot < cell.class_slots(); ++slot) {
+      const NodeClass& k = cell.klass(slot);
+      if (!k.live()) continue;
+      uint32_t i = k.members.front();
       Demand cap;
       cap.cpu = cell.node(i).cpu_total;
       for (const DeviceSlot& s : cell.devices(i))
