@@ -261,7 +261,14 @@ void RegisterSimRun(CLI::App* sim, std::ostream& out, std::ostream& err, int& co
   run->add_option("--policy", args->policy, "fifo, backfill, las or hetero")->capture_default_str();
   run->add_option("--compare", args->compare, "Further policies to run, comma-separated");
   run->add_option("--out", args->out, "Output directory")->required();
-  run->add_option("--seed", args->seed, "Seed of every random choice")->capture_default_str();
+  run->add_option("--seed", args->seed, "Seed of every random choice")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            bool digits = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
+            return digits ? "" : "expected a whole number >= 0, got \"" + v + "\"";
+          },
+          "UINT"))
+      ->capture_default_str();
   run->add_option("--jobs", args->jobs, "Synthetic: number of jobs")->capture_default_str();
   run->add_option("--load", args->load, "Synthetic: offered GPU demand / capacity")
       ->capture_default_str();

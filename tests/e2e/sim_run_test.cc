@@ -220,6 +220,11 @@ TEST(SimRun, MalformedWorkloadsAndFlagsExitTwoWithTheLine) {
       Tessera("sim run --fleet " + kFleet + " --format gavel --out " + (dir / "o").string(), &text),
       2);
   EXPECT_NE(text.find("--workload is required"), std::string::npos) << text;
+  EXPECT_EQ(Tessera("sim run --fleet " + kFleet + " --format synthetic --seed -1 --out " +
+                        (dir / "o").string(),
+                    &text),
+            2);
+  EXPECT_NE(text.find("--seed"), std::string::npos) << text;
   fs::remove_all(dir);
 }
 
