@@ -51,4 +51,9 @@ std::string JoinNames(std::span<const std::string_view> items) {
   return out;
 }
 
+std::string JoinNames(std::span<const std::string> items) {
+  std::vector<std::string_view> views(items.begin(), items.end());
+  return JoinNames(std::span<const std::string_view>(views));
+}
+
 }  // namespace tessera

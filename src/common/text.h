@@ -15,5 +15,6 @@ std::string ClosestMatch(std::string_view word, std::span<const std::string_view
 
 // Joins names with ", " (for "expected one of a, b, c").
 std::string JoinNames(std::span<const std::string_view> items);
+std::string JoinNames(std::span<const std::string> items);
 
 }  // namespace tessera

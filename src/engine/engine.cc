@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 
+#include "sched/constraints.h"
 #include "sched/policy_match.h"
 
 namespace tessera {
@@ -56,7 +57,8 @@ Engine::Engine(const Spec& spec, CellState cell, Scorer& scorer, const OrderingP
                Store& store, Backend& backend, const Clock& clock, Rng& rng, EngineOptions options)
     : spec_(spec),
       cell_(std::move(cell)),
-      placer_(scorer),
+      filters_(MakeScopedFilters(scopes_)),
+      placer_(scorer, filters_),
       ordering_(ordering),
       store_(store),
       backend_(backend),
@@ -101,8 +103,10 @@ JobId Engine::Submit(Job job, TimeMs at) {
       job.gang.require == TopologyLevel::kAny ? TopologyLevel::kCluster : job.gang.require;
   c->gang.prefer = job.gang.prefer;
   std::vector<std::pair<Milli, uint16_t>> speeds;
+  const uint32_t scope = scopes_.Intern(CompileConstraints(spec_, job).verdicts);
   for (const TaskGroup& g : job.task_groups) {
     TaskShape s = MakeTaskShape(spec_, g.request);
+    s.scope = scope;
     shapes_.Intern(s);
     c->gang.groups.push_back({s, g.count});
     j.task_count += g.count;

@@ -37,6 +37,7 @@
 #include "engine/quota.h"
 #include "sched/gang.h"
 #include "sched/placer.h"
+#include "sched/scope.h"
 
 namespace tessera {
 
@@ -147,6 +148,10 @@ class Engine final : public EventSink {
 
   const Spec& spec_;
   CellState cell_;
+  // Each job's hard rules (sched/constraints.h) as a placement scope, read by the scope
+  // filters at the head of the placer's chain.
+  ScopeTable scopes_;
+  FilterChain filters_;
   Placer placer_;
   const OrderingPolicy& ordering_;
   Store& store_;

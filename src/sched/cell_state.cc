@@ -50,8 +50,11 @@ void CellState::AppendNode(const Node& n, NodeId id) {
     s.models |= ModelMask{1} << d.model.value();
     layout.emplace_back(d.model.value(), d.island);
   }
-  auto [it, fresh] = types_.emplace(std::make_tuple(n.cpu, n.memory, std::move(layout)),
-                                    static_cast<uint16_t>(types_.size()));
+  // The cluster is part of the type, so a class never mixes clusters and filters that depend
+  // on a node's cluster (policy scopes) stay class-safe.
+  auto [it, fresh] =
+      types_.emplace(std::make_tuple(n.cluster.value(), n.cpu, n.memory, std::move(layout)),
+                     static_cast<uint16_t>(types_.size()));
   s.type = it->second;
   s.cluster = n.cluster.value();
   s.leaf = n.leaf;

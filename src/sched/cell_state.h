@@ -5,8 +5,8 @@
 // the version of its last change, and a Placement records the version it was computed against;
 // Commit rejects it as stale if the node changed since.
 //
-// Equivalence classes: nodes whose whole state is identical (same static type, free CPU,
-// free memory, per-device free shares and health, kinds of tasks placed) share a class, so
+// Equivalence classes: nodes whose whole state is identical (same cluster and static type, free
+// CPU, free memory, per-device free shares and health, kinds of tasks placed) share a class, so
 // filtering and scoring run once per class and the cost of a decision grows with the number
 // of distinct node states, not nodes. Members of a class are kept sorted by rank, the
 // tie-breaker (lower wins).
@@ -218,7 +218,8 @@ class CellState {
   uint64_t version_ = 0;
   std::vector<uint32_t> events_;
   uint64_t events_base_ = 0;
-  std::map<std::tuple<Milli, MiB, std::vector<std::pair<uint32_t, int32_t>>>, uint16_t> types_;
+  std::map<std::tuple<uint32_t, Milli, MiB, std::vector<std::pair<uint32_t, int32_t>>>, uint16_t>
+      types_;
 };
 
 // A gang's placements, proposed together: each is applied to the cell as it is added (so the

@@ -4,8 +4,22 @@
 
 namespace tessera {
 
+bool IsPolicyReason(Reason r) {
+  return r <= Reason::kLaterPreference;
+}
+
 std::string_view ReasonCode(Reason r) {
   switch (r) {
+    case Reason::kRegionNotAllowed:
+      return "RegionNotAllowed";
+    case Reason::kClusterNotAllowed:
+      return "ClusterNotAllowed";
+    case Reason::kTierNotAllowed:
+      return "TierNotAllowed";
+    case Reason::kDataResidency:
+      return "DataResidency";
+    case Reason::kLaterPreference:
+      return "LaterPreference";
     case Reason::kUnschedulable:
       return "Unschedulable";
     case Reason::kModelNotAllowed:
@@ -26,6 +40,16 @@ std::string_view ReasonCode(Reason r) {
 
 std::string_view ReasonText(Reason r) {
   switch (r) {
+    case Reason::kRegionNotAllowed:
+      return "region not allowed by policy";
+    case Reason::kClusterNotAllowed:
+      return "cluster not allowed by policy";
+    case Reason::kTierNotAllowed:
+      return "cluster tier not allowed by policy";
+    case Reason::kDataResidency:
+      return "outside the datasets' residency";
+    case Reason::kLaterPreference:
+      return "tried after a preferred cluster";
     case Reason::kUnschedulable:
       return "cordoned or unhealthy";
     case Reason::kModelNotAllowed:

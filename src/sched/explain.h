@@ -13,6 +13,13 @@ namespace tessera {
 
 // The first filter that dropped a node. Order = the order of the filter chain.
 enum class Reason : uint8_t {
+  // Policy: where the job may run at all (sched/scope.h). Never changes while the job waits.
+  kRegionNotAllowed,   // a constrain rule denies the node's region
+  kClusterNotAllowed,  // a constrain rule denies the node's cluster
+  kTierNotAllowed,     // the rules' tier order leaves out the cluster's tier
+  kDataResidency,      // a dataset the job reads may not be processed in the node's region
+  kLaterPreference,    // allowed, but a preferred cluster or model is tried first
+  // Resources.
   kUnschedulable,    // cordoned or unhealthy
   kModelNotAllowed,  // no device of an acceptable model
   kDeviceMemory,     // acceptable devices, but with too little memory
@@ -21,7 +28,10 @@ enum class Reason : uint8_t {
   kInsufficientDevices,  // not enough free devices / free share of an acceptable model
   kTopology,             // a gang's topology domain is too small
 };
-inline constexpr int kReasonCount = 7;
+inline constexpr int kReasonCount = 12;
+
+// Whether the reason is the job's policy scope (lasting) rather than the node's state.
+bool IsPolicyReason(Reason r);
 
 std::string_view ReasonCode(Reason r);  // "InsufficientDevices"
 std::string_view ReasonText(Reason r);  // "insufficient free devices"

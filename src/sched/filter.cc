@@ -11,6 +11,12 @@ std::optional<Reason> FilterChain::Check(const CellState& cell, uint32_t node,
   return std::nullopt;
 }
 
+void FilterChain::Append(FilterChain other) {
+  for (auto& f : other.filters_)
+    filters_.push_back(std::move(f));
+  if (other.scopes_ != nullptr) scopes_ = other.scopes_;
+}
+
 std::vector<std::string_view> FilterChain::names() const {
   std::vector<std::string_view> out;
   for (const auto& f : filters_)

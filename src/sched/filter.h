@@ -23,6 +23,8 @@
 
 namespace tessera {
 
+class ScopeTable;
+
 class NodeFilter {
  public:
   virtual ~NodeFilter() = default;
@@ -36,12 +38,20 @@ class FilterChain {
  public:
   // Appends a filter; filters run in the order they were added.
   void Add(std::unique_ptr<NodeFilter> filter) { filters_.push_back(std::move(filter)); }
+  // Appends every filter of `other`, in its order.
+  void Append(FilterChain other);
   // The reason of the first filter that drops the node; nullopt = the node can host the task.
   std::optional<Reason> Check(const CellState& cell, uint32_t node, const TaskShape& shape) const;
   std::vector<std::string_view> names() const;
 
+  // The placement scopes the chain's policy filters read (sched/scope.h), if it has them: the
+  // gang search uses them to skip whole topology domains a job may not use.
+  const ScopeTable* scopes() const { return scopes_; }
+  void set_scopes(const ScopeTable* scopes) { scopes_ = scopes; }
+
  private:
   std::vector<std::unique_ptr<NodeFilter>> filters_;
+  const ScopeTable* scopes_ = nullptr;
 };
 
 // The chain every placer starts from: schedulable, device model, device memory, CPU, memory,

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "sched/scope.h"
+
 namespace tessera {
 namespace {
 
@@ -62,8 +64,11 @@ struct Candidate {
 // and island levels go through the equivalence classes (one free count per class); the levels
 // above through the cell's domain totals. `largest` receives the most free devices any domain
 // has.
+// Domains outside the gang's policy scope (`in_scope` false for their cluster) are skipped.
+template <typename InScopeFn>
 std::vector<Candidate> Fitting(const CellState& cell, TopologyLevel level, ModelMask eligible,
-                               const Demand& need, size_t limit, int64_t* largest) {
+                               const Demand& need, size_t limit, const InScopeFn& in_scope,
+                               int64_t* largest) {
   std::vector<Candidate> fit;
   *largest = 0;
   auto fuller = [](const Candidate& a, const Candidate& b) {
@@ -74,7 +79,7 @@ std::vector<Candidate> Fitting(const CellState& cell, TopologyLevel level, Model
     std::vector<std::pair<Candidate, uint32_t>> classes;
     for (uint32_t slot = 0; slot < cell.class_slots(); ++slot) {
       const NodeClass& k = cell.klass(slot);
-      if (!k.live()) continue;
+      if (!k.live() || !in_scope(cell.node(k.members.front()).cluster)) continue;
       Demand free = FreeOnNode(cell, k.members.front(), eligible);
       *largest = std::max(*largest, free.device_milli);
       if (free.cpu < need.cpu || free.device_milli < need.device_milli) continue;
@@ -91,6 +96,7 @@ std::vector<Candidate> Fitting(const CellState& cell, TopologyLevel level, Model
     return fit;
   }
   for (size_t d = 0; d < cell.domain_count(level); ++d) {
+    if (!in_scope(cell.node(cell.domain_nodes(level, d).front()).cluster)) continue;
     int64_t free = cell.DomainFreeDevices(level, d, eligible);
     *largest = std::max(*largest, free);
     if (cell.DomainFreeCpu(level, d) < need.cpu || free < need.device_milli) continue;
@@ -102,13 +108,14 @@ std::vector<Candidate> Fitting(const CellState& cell, TopologyLevel level, Model
 }
 
 // Whether the gang could fit some domain of `level` if the cell were empty.
+template <typename InScopeFn>
 bool FitsEmptyDomain(const CellState& cell, TopologyLevel level, ModelMask eligible,
-                     const Demand& need) {
+                     const Demand& need, const InScopeFn& in_scope) {
   if (level <= TopologyLevel::kNode) {
     // Capacity and health are part of a class's state: one representative per class.
     for (uint32_t slot = 0; slot < cell.class_slots(); ++slot) {
       const NodeClass& k = cell.klass(slot);
-      if (!k.live()) continue;
+      if (!k.live() || !in_scope(cell.node(k.members.front()).cluster)) continue;
       uint32_t i = k.members.front();
       Demand cap;
       cap.cpu = cell.node(i).cpu_total;
@@ -119,6 +126,7 @@ bool FitsEmptyDomain(const CellState& cell, TopologyLevel level, ModelMask eligi
     return false;
   }
   for (size_t d = 0; d < cell.domain_count(level); ++d) {
+    if (!in_scope(cell.node(cell.domain_nodes(level, d).front()).cluster)) continue;
     if (cell.DomainCpuCapacity(level, d) >= need.cpu &&
         cell.DomainDeviceCapacity(level, d, eligible) >= need.device_milli) {
       return true;
@@ -170,6 +178,10 @@ GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, R
   }
   GangResult result;
   const ModelMask eligible = EligibleModels(cell, gang);
+  // Every group of a gang shares the job's scope.
+  auto in_scope = [&](uint32_t cluster) {
+    return gang.groups.empty() || InScope(placer.filters(), gang.groups[0].shape, cluster);
+  };
   // Place the largest tasks first: they have the fewest places to go.
   std::vector<size_t> order(gang.groups.size());
   std::iota(order.begin(), order.end(), 0);
@@ -194,7 +206,8 @@ GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, R
        level = static_cast<TopologyLevel>(static_cast<int>(level) + 1)) {
     constexpr size_t kMaxDomainsTried = 8;
     int64_t largest = 0;
-    std::vector<Candidate> fit = Fitting(cell, level, eligible, need, kMaxDomainsTried, &largest);
+    std::vector<Candidate> fit =
+        Fitting(cell, level, eligible, need, kMaxDomainsTried, in_scope, &largest);
     last_detail = "no " + std::string(TopologyLevelName(level)) + " holds the gang's " +
                   std::to_string(need.device_milli / 1000) +
                   " free devices (largest: " + std::to_string(largest / 1000) + ")";
@@ -235,13 +248,21 @@ GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, R
   }
   // Not placed: explain with the first group's filter counts and the topology detail.
   result.detail = last_detail;
-  bool ever = FitsEmptyDomain(cell, loosest, eligible, need);
+  bool ever = FitsEmptyDomain(cell, loosest, eligible, need, in_scope);
   if (!gang.groups.empty()) {
     PlaceResult single = placer.Place(cell, gang.groups[order[0]].shape, rng);
     if (single.outcome == PlaceOutcome::kPlaced) {
       result.outcome = ever ? PlaceOutcome::kPending : PlaceOutcome::kInfeasible;
+      // The nodes that could host a task are too few in any one domain; the others keep the
+      // reason the filters gave them (in explain mode, where the placer counted them).
       ReasonCounter c;
-      c.Add(Reason::kTopology, static_cast<uint32_t>(cell.node_count()));
+      uint32_t topology = static_cast<uint32_t>(cell.node_count());
+      if (single.why.total_nodes > 0) {
+        for (const auto& [reason, nodes] : single.why.dropped)
+          c.Add(reason, nodes);
+        topology = single.why.feasible_nodes;
+      }
+      c.Add(Reason::kTopology, topology);
       result.why = c.Finish(static_cast<uint32_t>(cell.node_count()), 0);
     } else {
       result.outcome = ever ? single.outcome : PlaceOutcome::kInfeasible;

@@ -27,7 +27,7 @@ struct GangGroup {
 };
 
 struct GangRequest {
-  std::vector<GangGroup> groups;
+  std::vector<GangGroup> groups;  // every group's shape has the job's placement scope
   TopologyLevel require = TopologyLevel::kCluster;  // kAny is treated as kCluster
   TopologyLevel prefer = TopologyLevel::kAny;
   JobId job;  // stamped on every placement (TaskRef), with the task's index in group order

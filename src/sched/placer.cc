@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "sched/scope.h"
+
 namespace tessera {
 
 bool FitsEmpty(const CellState& cell, uint32_t node, const TaskShape& shape) {
@@ -73,7 +75,7 @@ PlaceResult Placer::NotPlaced(const CellState& cell, const TaskShape& shape, Exp
   r.why = std::move(why);
   r.outcome = PlaceOutcome::kInfeasible;
   for (uint32_t i = 0; i < cell.node_count(); ++i) {
-    if (FitsEmpty(cell, i, shape)) {
+    if (FitsEmpty(cell, i, shape) && InScope(filters_, shape, cell.node(i).cluster)) {
       r.outcome = PlaceOutcome::kPending;
       break;
     }

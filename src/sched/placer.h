@@ -63,6 +63,7 @@ class Placer {
                           const std::vector<uint32_t>& nodes, Rng* rng = nullptr);
 
   Scorer& scorer() { return scorer_; }
+  const FilterChain& filters() const { return filters_; }
   // Computes the filter counts for every decision, not only failed ones.
   void set_explain(bool explain) { explain_ = explain; }
 

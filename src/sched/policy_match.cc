@@ -44,6 +44,18 @@ bool MatchesJob(const Spec& spec, const Match& match, const Job& job) {
   return true;
 }
 
+Job ServiceAsJob(const Service& service) {
+  Job j;
+  j.name = service.name;
+  j.job_class = WorkloadClass::kInference;
+  j.tenant = service.tenant;
+  j.priority = service.priority;
+  j.labels = service.labels;
+  j.task_groups.push_back({"replica", std::max(1, service.min_replicas), service.replica});
+  j.gang.min_members = 1;
+  return j;
+}
+
 std::vector<const PolicyRule*> MatchingRules(const Spec& spec, RuleKind kind, const Job& job) {
   std::vector<const PolicyRule*> rules;
   for (const PolicyRule& r : spec.policies) {

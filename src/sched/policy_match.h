@@ -10,6 +10,10 @@ namespace tessera {
 
 bool MatchesJob(const Spec& spec, const Match& match, const Job& job);
 
+// A service as the rules see it: a job of class inference with the service's name, tenant,
+// priority and labels, and one task group of its minimum replicas.
+Job ServiceAsJob(const Service& service);
+
 // The rules of one kind that match the job, in declaration order.
 std::vector<const PolicyRule*> MatchingRules(const Spec& spec, RuleKind kind, const Job& job);
 

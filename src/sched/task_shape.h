@@ -27,7 +27,8 @@ struct TaskShape {
   Milli milli = 0;                     // share of each device, 1..1000; 0 when count == 0
   ModelMask models = kAnyAccelerator;  // acceptable device models (bit = DeviceModelId)
   MiB min_device_memory = 0;
-  uint32_t id = 0;  // interned id (ShapeTable), for caches
+  uint32_t scope = 0;  // placement scope (sched/scope.h); 0 = every cluster
+  uint32_t id = 0;     // interned id (ShapeTable), for caches
 
   bool cpu_only() const { return count == 0 || milli == 0; }
   bool fractional() const { return count == 1 && milli > 0 && milli < 1000; }
@@ -38,7 +39,7 @@ struct TaskShape {
   uint32_t kind() const;
 
   auto key() const {
-    return std::tie(cpu, cpu_for_score, memory, count, milli, models, min_device_memory);
+    return std::tie(cpu, cpu_for_score, memory, count, milli, models, min_device_memory, scope);
   }
 };
 
@@ -52,7 +53,7 @@ class ShapeTable {
   size_t size() const { return ids_.size(); }
 
  private:
-  std::map<std::tuple<Milli, Milli, MiB, int32_t, Milli, ModelMask, MiB>, uint32_t> ids_;
+  std::map<std::tuple<Milli, Milli, MiB, int32_t, Milli, ModelMask, MiB, uint32_t>, uint32_t> ids_;
 };
 
 }  // namespace tessera

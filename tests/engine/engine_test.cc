@@ -274,5 +274,42 @@ TEST(EngineScenario, ANodeAddedAtRunTimeTakesWorkAndNoIdChanges) {
   EXPECT_EQ(h.engine->cell().node_count(), 5u);
 }
 
+// The engine applies the same hard rules as `tessera place` (sched/constraints.h): a job a
+// constrain rule keeps off cluster `a` starts only on `b`, and one every cluster is denied to
+// is infeasible with the policy's reason, not retried.
+TEST(EngineScenario, ConstrainRulesKeepJobsOffDeniedClusters) {
+  const std::string fleet = R"(deviceModels:
+  - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
+regions:
+  - name: r
+  - name: s
+clusters:
+  - name: a
+    region: r
+    nodeGroups:
+      - {name: na, count: 2, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}
+  - name: b
+    region: s
+    nodeGroups:
+      - {name: nb, count: 2, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}
+tenants:
+  - name: t
+policies:
+  - {name: not-a, kind: constrain, match: {jobs: [kept]}, denyClusters: [a]}
+  - {name: nowhere, kind: constrain, match: {jobs: [banned]}, denyRegions: [r, s]}
+)";
+  Harness h("fifo", false, fleet);
+  JobId kept = h.Submit(MakeJob(h.spec, "kept", 2, 10 * kSec), 0);
+  JobId banned = h.Submit(MakeJob(h.spec, "banned", 1, 10 * kSec), 0);
+  h.RunUntil(0);
+  const JobRecord& k = h.engine->job(kept);
+  ASSERT_EQ(k.state, JobState::kRunning);
+  for (const Placement& p : k.placements)
+    EXPECT_EQ(h.spec.cluster(h.spec.node(h.engine->cell().spec_node(p.node)).cluster).name, "b");
+  EXPECT_EQ(h.engine->job(banned).reason, PendingReason::kInfeasible);
+  EXPECT_NE(h.engine->job(banned).detail.find("region not allowed by policy"), std::string::npos)
+      << h.engine->job(banned).detail;
+}
+
 }  // namespace
 }  // namespace tessera

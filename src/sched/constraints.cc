@@ -1,0 +1,147 @@
+#include "sched/constraints.h"
+
+#include <algorithm>
+#include <map>
+
+#include "sched/policy_match.h"
+
+namespace tessera {
+namespace {
+
+template <typename T>
+bool Contains(const std::vector<T>& v, const T& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// Why `rule` excludes `cluster`, if it does.
+std::optional<Reason> Excludes(const ConstrainRule& rule, ClusterId id, const Cluster& c) {
+  if (!rule.allow_regions.empty() && !Contains(rule.allow_regions, c.region)) {
+    return Reason::kRegionNotAllowed;
+  }
+  if (Contains(rule.deny_regions, c.region)) return Reason::kRegionNotAllowed;
+  if (!rule.allow_clusters.empty() && !Contains(rule.allow_clusters, id)) {
+    return Reason::kClusterNotAllowed;
+  }
+  if (Contains(rule.deny_clusters, id)) return Reason::kClusterNotAllowed;
+  if (!rule.tier_order.empty() && !Contains(rule.tier_order, c.tier)) {
+    return Reason::kTierNotAllowed;
+  }
+  return std::nullopt;
+}
+
+// The job's speed on each device model it may use, best first, grouped by equal rank.
+std::vector<std::pair<Milli, ModelMask>> ModelRanks(const Spec& spec, const Job& job,
+                                                    ModelMask accepted) {
+  std::map<DeviceModelId, Milli> listed;  // the job's own lists, over all task groups
+  for (const TaskGroup& g : job.task_groups) {
+    for (const ModelChoice& c : g.request.devices.models) {
+      auto [it, fresh] = listed.emplace(c.model, c.speed);
+      if (!fresh) it->second = std::max(it->second, c.speed);
+    }
+  }
+  // rank -> (speed, models); lower rank first.
+  std::map<int64_t, std::pair<Milli, ModelMask>> ranks;
+  const FallbackRule* fallback = nullptr;
+  if (listed.empty()) {
+    std::vector<const PolicyRule*> rules = MatchingRules(spec, RuleKind::kFallback, job);
+    if (!rules.empty()) fallback = &std::get<FallbackRule>(rules.front()->body);
+  }
+  for (size_t m = 0; m < spec.device_models.size(); ++m) {
+    if (!((accepted >> m) & 1)) continue;
+    DeviceModelId id(static_cast<uint32_t>(m));
+    int64_t rank = 0;
+    Milli speed = 1000;
+    if (!listed.empty()) {
+      auto it = listed.find(id);
+      speed = it == listed.end() ? 1000 : it->second;
+      rank = -speed;
+    } else if (fallback != nullptr) {
+      auto it = std::find_if(fallback->order.begin(), fallback->order.end(),
+                             [&](const ModelChoice& c) { return c.model == id; });
+      rank = it - fallback->order.begin();
+      if (it != fallback->order.end()) speed = it->speed;
+    } else {
+      // The catalog's speed of the model for the job's class.
+      speed = spec.model(id).speed[static_cast<size_t>(job.job_class)];
+      rank = -speed;
+    }
+    auto& slot = ranks.try_emplace(rank, speed, ModelMask{0}).first->second;
+    slot.second |= ModelMask{1} << m;
+  }
+  std::vector<std::pair<Milli, ModelMask>> out;
+  for (const auto& [rank, step] : ranks)
+    out.push_back(step);
+  return out;
+}
+
+}  // namespace
+
+JobConstraints CompileConstraints(const Spec& spec, const Job& job) {
+  JobConstraints out;
+  out.verdicts.assign(spec.clusters.size(), std::nullopt);
+  out.excluded_by.assign(spec.clusters.size(), "");
+  auto exclude = [&](size_t c, Reason r, const std::string& by) {
+    if (out.verdicts[c]) return;  // the first exclusion names the cause
+    out.verdicts[c] = r;
+    out.excluded_by[c] = by;
+  };
+  for (const PolicyRule* r : MatchingRules(spec, RuleKind::kConstrain, job)) {
+    const auto& rule = std::get<ConstrainRule>(r->body);
+    if (out.tier_order.empty()) out.tier_order = rule.tier_order;
+    if (rule.cross_region && !*rule.cross_region) out.cross_region = false;
+    for (size_t c = 0; c < spec.clusters.size(); ++c) {
+      ClusterId id(static_cast<uint32_t>(c));
+      if (auto why = Excludes(rule, id, spec.cluster(id))) exclude(c, *why, "rule " + r->name);
+    }
+  }
+  if (out.tier_order.empty()) {
+    out.tier_order = {ClusterTier::kDedicated, ClusterTier::kShared, ClusterTier::kElastic};
+  }
+  for (DatasetId d : job.datasets) {
+    if (!d.valid() || d.value() >= spec.datasets.size()) continue;
+    const Dataset& ds = spec.datasets[d.value()];
+    if (ds.residency.empty()) continue;
+    for (size_t c = 0; c < spec.clusters.size(); ++c) {
+      if (!Contains(ds.residency, spec.clusters[c].region)) {
+        exclude(c, Reason::kDataResidency, "residency of dataset " + ds.name);
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<PreferenceStep> PreferenceOrder(const Spec& spec, const Job& job,
+                                            const JobConstraints& constraints, ModelMask accepted,
+                                            bool cpu_only) {
+  // The device models present in each cluster.
+  std::vector<ModelMask> present(spec.clusters.size(), 0);
+  for (const Node& n : spec.nodes) {
+    for (const Device& d : n.devices)
+      present[n.cluster.value()] |= ModelMask{1} << d.model.value();
+  }
+  std::vector<std::pair<Milli, ModelMask>> ranks;
+  if (cpu_only) {
+    ranks.push_back({1000, kAnyAccelerator});
+  } else {
+    ranks = ModelRanks(spec, job, accepted);
+  }
+  std::vector<PreferenceStep> steps;
+  for (ClusterTier tier : constraints.tier_order) {
+    for (const auto& [speed, models] : ranks) {
+      PreferenceStep step{tier, speed, models, constraints.verdicts};
+      bool any = false;
+      for (size_t c = 0; c < spec.clusters.size(); ++c) {
+        if (step.verdicts[c]) continue;
+        if (spec.clusters[c].tier != tier || (!cpu_only && (present[c] & models) == 0)) {
+          step.verdicts[c] = Reason::kLaterPreference;
+        } else {
+          any = true;
+        }
+      }
+      if (any) steps.push_back(std::move(step));
+    }
+  }
+  return steps;
+}
+
+}  // namespace tessera

@@ -1,0 +1,56 @@
+// The hard placement rules of one job, compiled from the configuration: per cluster, whether
+// the job may run there (ScopeTable verdicts) and which rule excluded it, and the order in
+// which allowed clusters and device models are tried.
+//
+// Hard constraints (docs/placement.md#policy-rules):
+//   * `constrain` rules — all that match apply: allowRegions / denyRegions exclude by
+//     region (RegionNotAllowed), allowClusters / denyClusters by cluster
+//     (ClusterNotAllowed), `tiers` leaves the unlisted tiers out (TierNotAllowed);
+//   * dataset residency — a dataset the job reads pins it to the regions its residency
+//     lists (DataResidency);
+//   * allowed device models — the job's own model list, already part of its TaskShape.
+// `crossRegion: false` needs nothing here for a job (a gang never spans clusters); the
+// caller keeps a service's replicas in the region of its first.
+//
+// Preference order: tiers in the rules' order (dedicated, shared, elastic when none is
+// given), and within a tier the device models by the job's speed on them — its own model
+// list, else the first matching `fallback` rule's order (models it does not list last), else
+// the catalog's speed of each model for the job's class.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/spec.h"
+#include "sched/scope.h"
+#include "sched/task_shape.h"
+
+namespace tessera {
+
+struct JobConstraints {
+  ScopeTable::Verdicts verdicts;         // by ClusterId value
+  std::vector<std::string> excluded_by;  // by cluster: the rule or dataset, "" when allowed
+  std::vector<ClusterTier> tier_order;
+  bool cross_region = true;
+
+  bool allows(ClusterId c) const { return !verdicts[c.value()]; }
+};
+
+JobConstraints CompileConstraints(const Spec& spec, const Job& job);
+
+// One step of the preference order: the allowed clusters of one tier and the device models
+// the job runs at one speed on; the clusters of every other step excluded as LaterPreference.
+struct PreferenceStep {
+  ClusterTier tier = ClusterTier::kDedicated;
+  Milli speed = 1000;
+  ModelMask models = kAnyAccelerator;
+  ScopeTable::Verdicts verdicts;
+};
+
+// The steps in order, only those with an allowed cluster that has one of the step's models
+// (any cluster, for a CPU-only job). `accepted` is the union of the job's tasks' model masks.
+std::vector<PreferenceStep> PreferenceOrder(const Spec& spec, const Job& job,
+                                            const JobConstraints& constraints, ModelMask accepted,
+                                            bool cpu_only);
+
+}  // namespace tessera
