@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
+#include <new>
 
 #include "cli/commands.h"
 #include "common/text.h"
@@ -103,7 +104,14 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  return Run(args, std::cout, std::cerr);
+  try {
+    return Run(args, std::cout, std::cerr);
+  } catch (const std::bad_alloc&) {
+    // Inputs are size-limited (common/file.h); what still exhausts memory is a workload too
+    // large for this machine. Say so instead of aborting.
+    std::cerr << "tessera: out of memory; the input is too large for this machine's memory\n";
+    return kExitFailure;
+  }
 }
 
 }  // namespace tessera::cli

@@ -15,6 +15,7 @@
 #include "cli/load.h"
 #include "cli/output.h"
 #include "cli/sim_report.h"
+#include "common/file.h"
 #include "engine/ordering.h"
 #include "sim/sim_run.h"
 
@@ -151,19 +152,17 @@ int RunSimRun(const SimRunArgs& args, std::ostream& out, std::ostream& err) {
     so.failures.mtbf = *mtbf;
   }
   if (!args.failures.empty()) {
-    std::ifstream f(args.failures, std::ios::binary);
-    if (!f) {
-      err << "tessera sim run: --failures: cannot open " << args.failures << "\n";
+    Result<std::string> text = ReadFileBounded(args.failures, kMaxTraceFileBytes);
+    if (!text.ok()) {
+      err << "tessera sim run: --failures: " << text.status().message() << "\n";
       return kExitInvalidInput;
     }
-    std::ostringstream text;
-    text << f.rdbuf();
     auto cell = CellState::FromSpec(spec);
     if (!cell.ok()) {
       err << "tessera sim run: " << cell.status().message() << "\n";
       return kExitInvalidInput;
     }
-    auto schedule = ParseOutageSchedule(args.failures, text.str(), *cell);
+    auto schedule = ParseOutageSchedule(args.failures, *text, *cell);
     if (!schedule.ok()) {
       err << "tessera sim run: " << schedule.status().message() << "\n";
       return kExitInvalidInput;

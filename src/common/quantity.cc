@@ -59,14 +59,16 @@ Int128 Pow10(int n) {
   return p;
 }
 
-// value = d * numerator / denominator, rounded to nearest; error on overflow of int64.
+// value = d * numerator / denominator, rounded to nearest; an error above `max` (rendered as
+// `max_text` in the message).
 Result<int64_t> Scale(const Decimal& d, Int128 numerator, Int128 denominator, std::string_view text,
-                      std::string_view what) {
+                      std::string_view what, int64_t max, std::string_view max_text) {
   Int128 den = denominator * Pow10(d.decimals);
   Int128 num = d.digits * numerator;
   Int128 v = (num + den / 2) / den;
-  if (v > std::numeric_limits<int64_t>::max() / 2) {
-    return InvalidArgument(std::string(what) + " is too large: \"" + std::string(text) + "\"");
+  if (v > max) {
+    return InvalidArgument(std::string(what) + " is too large: \"" + std::string(text) +
+                           "\" (at most " + std::string(max_text) + ")");
   }
   return static_cast<int64_t>(v);
 }
@@ -78,13 +80,14 @@ struct Unit {
 };
 
 Result<int64_t> ParseWithUnits(std::string_view text, std::string_view what, const Unit* units,
-                               size_t n_units, std::string_view expected) {
+                               size_t n_units, std::string_view expected, int64_t max,
+                               std::string_view max_text) {
   std::string_view unit;
   auto d = ParseNumberPrefix(text, &unit, what);
   if (!d.ok()) return d.status();
   for (size_t i = 0; i < n_units; ++i) {
     if (unit == units[i].name) {
-      return Scale(*d, units[i].numerator, units[i].denominator, text, what);
+      return Scale(*d, units[i].numerator, units[i].denominator, text, what, max, max_text);
     }
   }
   return InvalidArgument("bad unit \"" + std::string(unit) + "\" in " + std::string(what) + " \"" +
@@ -101,7 +104,7 @@ Result<Milli> ParseMilli(std::string_view text) {
     if (d->decimals != 0) {
       return InvalidArgument("milli-units must be whole, got \"" + std::string(text) + "\"");
     }
-    return Scale(*d, 1, 1, text, "a number");
+    return Scale(*d, 1, 1, text, "a number", kMaxMilli, "1000000000");
   }
   if (!unit.empty()) {
     return InvalidArgument("expected a number such as 2, 0.5 or 500m, got \"" + std::string(text) +
@@ -111,7 +114,7 @@ Result<Milli> ParseMilli(std::string_view text) {
     return InvalidArgument("at most three decimals are supported, got \"" + std::string(text) +
                            "\"");
   }
-  return Scale(*d, 1000, 1, text, "a number");
+  return Scale(*d, 1000, 1, text, "a number", kMaxMilli, "1000000000");
 }
 
 Result<MiB> ParseMemory(std::string_view text) {
@@ -142,7 +145,8 @@ Result<MiB> ParseMemory(std::string_view text) {
   };
   (void)kGi;
   return ParseWithUnits(text, "a memory size", kUnits, std::size(kUnits),
-                        "Ki, Mi, Gi, Ti, Pi (binary), K, M, G, T, P (decimal) or none (MiB)");
+                        "Ki, Mi, Gi, Ti, Pi (binary), K, M, G, T, P (decimal) or none (MiB)",
+                        kMaxMemory, "1024Pi");
 }
 
 Result<Mbps> ParseBandwidth(std::string_view text) {
@@ -152,7 +156,8 @@ Result<Mbps> ParseBandwidth(std::string_view text) {
       {"KB/s", 8, 1000},   {"MB/s", 8, 1},   {"GB/s", 8000, 1},   {"TB/s", 8000000, 1},
   };
   return ParseWithUnits(text, "a bandwidth", kUnits, std::size(kUnits),
-                        "Kbps, Mbps, Gbps, Tbps (bits) or KB/s, MB/s, GB/s, TB/s (bytes)");
+                        "Kbps, Mbps, Gbps, Tbps (bits) or KB/s, MB/s, GB/s, TB/s (bytes)",
+                        kMaxBandwidth, "1000000Tbps");
 }
 
 Result<Millis> ParseDuration(std::string_view text) {
@@ -161,7 +166,7 @@ Result<Millis> ParseDuration(std::string_view text) {
       {"min", 60000, 1}, {"h", 3600000, 1}, {"d", 86400000, 1}, {"w", 604800000, 1},
   };
   return ParseWithUnits(text, "a duration", kUnits, std::size(kUnits),
-                        "ms, s, m, h, d, w or none (seconds)");
+                        "ms, s, m, h, d, w or none (seconds)", kMaxDuration, "100000d");
 }
 
 namespace {

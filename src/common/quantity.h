@@ -25,6 +25,17 @@ using Millis = int64_t;
 
 inline constexpr Milli kMilliPerUnit = 1000;
 
+// The largest value each parser accepts. With the fleet's own limits (at most 200,000 nodes
+// and 2,000,000 devices, docs/configuration.md) no sum of parsed values — fleet totals of
+// CPU, memory and devices, price per hour over every device — can overflow int64: e.g.
+// 200,000 x kMaxMemory < 2^58 and 2,000,000 x kMaxMilli < 2^61.
+inline constexpr Milli kMaxMilli = int64_t{1000000000} * 1000;      // 10^9 units
+inline constexpr MiB kMaxMemory = int64_t{1} << 40;                 // 1024Pi (1 EiB)
+inline constexpr Mbps kMaxBandwidth = int64_t{1000000000} * 1000;   // 10^6 Tbps
+inline constexpr Millis kMaxDuration = int64_t{100000} * 86400000;  // 100,000 days
+
+// Every parser rejects negative values and values above its kMax* bound, naming the bound.
+//
 // "1.5" -> 1500, "250m" -> 250, "2" -> 2000. At most three decimals. Non-negative.
 Result<Milli> ParseMilli(std::string_view text);
 // "80Gi", "512Mi", "2Ti", "1.5Gi", "100G" (decimal), bare numbers are MiB. Non-negative.

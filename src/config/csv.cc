@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "common/file.h"
+
 namespace tessera {
 namespace {
 
@@ -143,12 +145,9 @@ Result<CsvTable> CsvTable::ReadFile(const std::string& path, const CsvOptions& o
   if (std::filesystem::is_directory(path, ec)) {
     return InvalidArgument(path + ": is a directory, expected a CSV file");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Unavailable(path + ": read error: " + std::strerror(errno));
-  return Parse(path, text.str(), options);
+  Result<std::string> text = ReadFileBounded(path, kMaxTraceFileBytes);
+  if (!text.ok()) return text.status();
+  return Parse(path, *text, options);
 }
 
 Result<CsvTable> CsvTable::Parse(std::string name, std::string_view text,

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/file.h"
 #include "config/builder.h"
 #include "config/parse.h"
 #include "config/resolve.h"
@@ -134,14 +135,14 @@ LoadResult LoadSpecFiles(const std::vector<std::string>& paths) {
     std::error_code canon_error;
     std::string canonical = std::filesystem::weakly_canonical(path, canon_error).string();
     if (!seen.insert(canon_error ? path : canonical).second) return;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      io_errors.Error({path, 0, 0}, "", "cannot read file");
+    Result<std::string> text = ReadFileBounded(path, kMaxConfigFileBytes);
+    if (!text.ok()) {
+      std::string message = text.status().message();
+      if (message.rfind(path + ": ", 0) == 0) message = message.substr(path.size() + 2);
+      io_errors.Error({path, 0, 0}, "", message);
       return;
     }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    sources.push_back({path, ss.str()});
+    sources.push_back({path, std::move(*text)});
   };
   for (const std::string& p : paths) {
     std::error_code ec;

@@ -93,6 +93,13 @@ bool ExpandNodes(SpecBuilder& b) {
   // exhaust memory. The group that crosses the limit is named.
   int64_t total_nodes = 0, total_devices = 0;
   for (size_t ci = 0; ci < s.clusters.size(); ++ci) {
+    // Nodes declared one by one count towards the same limits.
+    if (ci < b.single_nodes.size()) {
+      for (const DraftNode& dn : b.single_nodes[ci]) {
+        ++total_nodes;
+        total_devices += static_cast<int64_t>(dn.node.devices.size());
+      }
+    }
     for (size_t gi = 0; gi < s.clusters[ci].node_groups.size(); ++gi) {
       const NodeGroup& g = s.clusters[ci].node_groups[gi];
       total_nodes += g.count;

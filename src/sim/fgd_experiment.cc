@@ -30,7 +30,10 @@ std::string SpecKey(const TracePod& p) {
 Result<FgdExperiment> FgdExperiment::Load(const std::string& node_csv, const std::string& pod_csv) {
   auto fleet = ImportNodeListFile(NodeListFormat::kOpenb, node_csv, {});
   if (!fleet.ok()) return fleet.status();
-  auto pods = ReadOpenbPods(pod_csv);
+  std::vector<std::string> models;
+  for (const DeviceModel& m : fleet->spec.device_models)
+    models.push_back(m.name);
+  auto pods = ReadOpenbPods(pod_csv, &models);
   if (!pods.ok()) return pods.status();
   return FromData(std::move(fleet->spec), std::move(*pods));
 }

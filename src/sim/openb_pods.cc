@@ -1,13 +1,16 @@
 #include "sim/openb_pods.h"
 
+#include <algorithm>
 #include <map>
 
+#include "common/text.h"
 #include "config/csv.h"
 
 namespace tessera {
 namespace {
 
-Result<std::vector<TracePod>> FromTable(const CsvTable& t) {
+Result<std::vector<TracePod>> FromTable(const CsvTable& t,
+                                        const std::vector<std::string>* known_models) {
   // The placement columns are required; the others are absent from some published lists
   // (openb_pod_list_multigpu20.csv has only these five).
   TESSERA_RETURN_IF_ERROR(
@@ -83,6 +86,23 @@ Result<std::vector<TracePod>> FromTable(const CsvTable& t) {
       if (bar > start) p.spec.emplace_back(spec.substr(start, bar - start));
       start = bar + 1;
     }
+    if (known_models != nullptr) {
+      bool known = true;
+      for (const std::string& m : p.spec) {
+        if (std::find(known_models->begin(), known_models->end(), m) != known_models->end()) {
+          continue;
+        }
+        std::vector<std::string_view> names(known_models->begin(), known_models->end());
+        std::string hint = ClosestMatch(m, names);
+        errors.Add(r.ErrorAt(*t.Column("gpu_spec"),
+                             "\"" + m + "\" is not a GPU model of the node list (" +
+                                 JoinNames(*known_models) + ")" +
+                                 (hint.empty() ? "" : "; did you mean \"" + hint + "\"?")));
+        known = false;
+        break;
+      }
+      if (!known) continue;
+    }
     if (has("qos")) p.qos = std::string(*r.Text("qos"));
     if (has("pod_phase")) p.phase = std::string(*r.Text("pod_phase"));
     pods.push_back(std::move(p));
@@ -94,16 +114,18 @@ Result<std::vector<TracePod>> FromTable(const CsvTable& t) {
 
 }  // namespace
 
-Result<std::vector<TracePod>> ReadOpenbPods(const std::string& path) {
+Result<std::vector<TracePod>> ReadOpenbPods(const std::string& path,
+                                            const std::vector<std::string>* known_models) {
   auto t = CsvTable::ReadFile(path);
   if (!t.ok()) return t.status();
-  return FromTable(*t);
+  return FromTable(*t, known_models);
 }
 
-Result<std::vector<TracePod>> ParseOpenbPods(const std::string& name, std::string_view text) {
+Result<std::vector<TracePod>> ParseOpenbPods(const std::string& name, std::string_view text,
+                                             const std::vector<std::string>* known_models) {
   auto t = CsvTable::Parse(name, text);
   if (!t.ok()) return t.status();
-  return FromTable(*t);
+  return FromTable(*t, known_models);
 }
 
 }  // namespace tessera

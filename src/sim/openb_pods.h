@@ -29,7 +29,12 @@ struct TracePod {
   std::optional<TimeMs> scheduled;
 };
 
-Result<std::vector<TracePod>> ReadOpenbPods(const std::string& path);
-Result<std::vector<TracePod>> ParseOpenbPods(const std::string& name, std::string_view text);
+// With `known_models`, every name in a row's gpu_spec must be one of them (the GPU models of
+// the node list the pods are placed on); a name that is not is a malformed row.
+Result<std::vector<TracePod>> ReadOpenbPods(const std::string& path,
+                                            const std::vector<std::string>* known_models = nullptr);
+Result<std::vector<TracePod>> ParseOpenbPods(
+    const std::string& name, std::string_view text,
+    const std::vector<std::string>* known_models = nullptr);
 
 }  // namespace tessera

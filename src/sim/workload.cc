@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/file.h"
+
 namespace tessera {
 
 std::optional<TraceFormat> ParseTraceFormat(std::string_view s) {
@@ -80,11 +82,7 @@ std::optional<DeviceModelId> FindModelNoCase(const Spec& spec, std::string_view 
 namespace {
 
 Result<std::string> ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound(path + ": cannot open the workload file");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return ReadFileBounded(path, kMaxTraceFileBytes);
 }
 
 std::string Dirname(const std::string& path) {

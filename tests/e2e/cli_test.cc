@@ -44,5 +44,24 @@ TEST(Cli, ErrorsPointToTheSubcommandsOwnHelp) {
   EXPECT_NE(text.find("Run 'tessera sim fgd --help'"), std::string::npos) << text;
 }
 
+// A wrong path that is endless (/dev/zero) or huge is an error naming the file and the
+// limit (common/file.h), with exit 2 — never an exhausted memory and an abort.
+TEST(Cli, InputsBeyondTheirSizeLimitAreErrorsNotCrashes) {
+  std::string text;
+  EXPECT_EQ(Tessera("validate /dev/zero", &text), 2);
+  EXPECT_NE(text.find("/dev/zero: larger than 64 MiB, the limit for this kind of input"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(Tessera("sim fgd --nodes /dev/zero --pods /dev/zero --out /tmp/tessera-zero", &text),
+            2);
+  EXPECT_NE(text.find("/dev/zero: larger than 256 MiB"), std::string::npos) << text;
+  EXPECT_EQ(Tessera("sim run --fleet " + std::string(TESSERA_SOURCE_DIR) +
+                        "/examples/small --format jsonl --workload /dev/zero --out "
+                        "/tmp/tessera-zero",
+                    &text),
+            2);
+  EXPECT_NE(text.find("/dev/zero: larger than 256 MiB"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace tessera

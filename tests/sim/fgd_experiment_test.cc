@@ -168,6 +168,24 @@ TEST(OpenbPods, TheFiveColumnVariantLoadsAndBadRowsNameTheirLine) {
   EXPECT_FALSE(ParseOpenbPods("missing.csv", "name,cpu_milli\np0,1\n").ok());
 }
 
+TEST(OpenbPods, AGpuSpecNamingNoModelOfTheNodeListIsAnError) {
+  const std::string text =
+      "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n"
+      "p0,1000,1024,1,500,V100M16|V100M32\n"
+      "p1,1000,1024,1,500,V100M61\n"
+      "p2,1000,1024,1,500,\n";
+  // Without a node list to check against, any name is kept.
+  ASSERT_TRUE(ParseOpenbPods("spec.csv", text).ok());
+  std::vector<std::string> models = {"A10", "V100M16", "V100M32"};
+  auto bad = ParseOpenbPods("spec.csv", text, &models);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(
+                "spec.csv:3: column gpu_spec: \"V100M61\" is not a GPU model of the node list "
+                "(A10, V100M16, V100M32); did you mean \"V100M16\"?"),
+            std::string::npos)
+      << bad.status().message();
+}
+
 TEST(OpenbPods, SharesThatContradictTheGpuCountAndRepeatedNamesAreErrors) {
   auto bad = ParseOpenbPods("shares.csv",
                             "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
