@@ -47,6 +47,7 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   RegisterFleet(app, out, err, code);
   RegisterPlace(app, out, err, code);
   RegisterSim(app, out, err, code);
+  RegisterCompletion(app, out, code);
   // `tessera help [COMMAND...]` is `tessera [COMMAND...] --help`.
   std::vector<std::string> argv = args;
   if (!argv.empty() && argv[0] == "help") {

@@ -15,7 +15,7 @@ void RegisterFleet(CLI::App& app, std::ostream& out, std::ostream& err, int& cod
   auto* cmd = app.add_subcommand("fleet", "Show the unified resource view of a fleet");
   auto files = std::make_shared<std::vector<std::string>>();
   auto format = std::make_shared<std::string>("table");
-  cmd->add_option("files", *files, "YAML files or directories");
+  cmd->add_option("FILE_OR_DIR", *files, "YAML files or directories");
   cmd->add_option("-o,--output", *format, "Output format")
       ->check(CLI::IsMember({"table", "json", "yaml"}));
 
@@ -24,8 +24,13 @@ void RegisterFleet(CLI::App& app, std::ostream& out, std::ostream& err, int& cod
   import->add_option("--format", args->format, "Input format")
       ->required()
       ->check(CLI::IsMember({"openb", "pai2020", "spot2026"}));
-  import->add_option("csv", args->csv, "The node list CSV")->required();
-  import->add_option("-o,--output", args->output, "Output YAML file (- for stdout)")->required();
+  import->add_option("CSV", args->csv, "The node list CSV")->required();
+  import->add_option("-f,--file", args->file, "Output YAML file (- for standard output)")
+      ->capture_default_str();
+  auto import_format = std::make_shared<std::string>("yaml");
+  import->add_option("-o,--output", *import_format, "Output format (the fleet is YAML)")
+      ->check(CLI::IsMember({"yaml"}))
+      ->capture_default_str();
   import->add_option("--region", args->region, "Region name")->capture_default_str();
   import->add_option("--cluster", args->cluster, "Cluster name (default: from the format)");
   import->add_option("--tier", args->tier, "Cluster tier")

@@ -98,8 +98,8 @@ int RunFleetImport(const FleetImportArgs& args, std::ostream& out, std::ostream&
         << "\"; expected \"dedicated\", \"shared\" or \"elastic\"\n";
     return kExitInvalidInput;
   }
-  if (args.output.empty()) {
-    err << kPrefix << "give the output file with -o (- for standard output)\n";
+  if (args.file.empty()) {
+    err << kPrefix << "--file: give an output file, or - for standard output\n";
     return kExitInvalidInput;
   }
   FleetImportOptions options{args.region, args.cluster, *tier};
@@ -123,7 +123,7 @@ int RunFleetImport(const FleetImportArgs& args, std::ostream& out, std::ostream&
   }
 
   // What is written must load as the fleet that was imported; check before writing anything.
-  std::string shown = args.output == "-" ? "<stdout>" : args.output;
+  std::string shown = args.file == "-" ? "<stdout>" : args.file;
   LoadResult reloaded = LoadSpecTexts({{shown, *yaml}});
   if (!reloaded.spec) {
     err << kPrefix << "internal error: the generated YAML does not validate:\n"
@@ -137,17 +137,17 @@ int RunFleetImport(const FleetImportArgs& args, std::ostream& out, std::ostream&
     return kExitFailure;
   }
 
-  if (args.output == "-") {
+  if (args.file == "-") {
     out << *yaml;
     err << "wrote " << shown << ": " << summary << "\n";  // stdout carries the YAML
     return kExitOk;
   }
-  Status written = WriteFileReplacing(args.output, *yaml);
+  Status written = WriteFileReplacing(args.file, *yaml);
   if (!written.ok()) {
     err << kPrefix << written.message() << "\n";
     return kExitFailure;
   }
-  out << "wrote " << args.output << ": " << summary << "\n";
+  out << "wrote " << args.file << ": " << summary << "\n";
   return kExitOk;
 }
 

@@ -1,5 +1,6 @@
-// tessera fleet import --format openb|pai2020|spot2026 CSV -o FILE: turns a public node list
-// into Tessera fleet YAML.
+// tessera fleet import --format openb|pai2020|spot2026 CSV [-f FILE] [-o yaml]: turns a public
+// node list into Tessera fleet YAML. `-o` is the output format, as in every command; `-f` the
+// output file (standard output when absent or -).
 #pragma once
 
 #include <ostream>
@@ -8,16 +9,16 @@
 namespace tessera::cli {
 
 struct FleetImportArgs {
-  std::string format;  // openb | pai2020 | spot2026
-  std::string csv;     // input path
-  std::string output;  // output YAML path; "-" = stdout
+  std::string format;      // openb | pai2020 | spot2026
+  std::string csv;         // input path
+  std::string file = "-";  // output YAML path; "-" = stdout
   std::string region = "default";
   std::string cluster;  // "" = derived from the format
   std::string tier = "dedicated";
 };
 
 // Imports the CSV, writes the fleet YAML and prints a one-line summary ("wrote FILE: 1 region,
-// 1 cluster, 1213 nodes, 6212 devices (A10 2, ...)") to `out`; with output "-" the YAML goes to
+// 1 cluster, 1213 nodes, 6212 devices (A10 2, ...)") to `out`; with file "-" the YAML goes to
 // `out` and the summary to `err`. The YAML is loaded back and checked before anything is
 // written, and a file is replaced only once the new one is complete.
 // Returns the process exit code (see app.h): 0 written; 2 unknown format or tier, a missing

@@ -9,6 +9,8 @@ std::optional<Spec> LoadOrReport(const std::vector<std::string>& files, std::ost
   if (!r.spec) {
     err << r.diagnostics.ToString();
     err << r.diagnostics.Sorted().size() << " error(s); nothing was loaded\n";
+    for (const std::string& note : r.diagnostics.notes())
+      err << "note: " << note << "\n";
   }
   return std::move(r.spec);
 }

@@ -58,6 +58,11 @@ class SpecBuilder {
   // A file that could not be read as YAML at all: its names are unknown, so resolving
   // references would only report every use of them as dangling.
   bool unreadable_file = false;
+  // An error was reported in the fleet itself (device models, clusters, nodes): checks that
+  // compare the configuration with the fleet's capacity (CapacityCheck) would report
+  // consequences of it, not mistakes of their own; their errors are only counted.
+  bool fleet_incomplete = false;
+  size_t suppressed = 0;
   std::vector<FieldPath> tenant_paths;  // by TenantId: where each tenant was declared
   std::vector<std::string> node_paths;  // by NodeId: merged path of its group or node entry
 
@@ -67,6 +72,21 @@ class SpecBuilder {
   // Reports an error at a merged path (semantic validation), shown with the local path.
   void ErrorAt(const std::string& merged_path, std::string message);
   void ErrorAt(const FieldPath& path, const SourcePos& pos, std::string message);
+
+  // Runs a check against the fleet's capacity: its errors are reported, or, while the fleet
+  // itself has errors, counted in `suppressed` as their consequences.
+  template <typename Check>
+  void CapacityCheck(Check&& check) {
+    if (!fleet_incomplete) {
+      check();
+      return;
+    }
+    Diagnostics reported = std::move(diags);
+    diags = Diagnostics();
+    check();
+    suppressed += diags.size();
+    diags = std::move(reported);
+  }
 
   void AddRef(RefKind kind, std::string name, FieldPath path, SourcePos pos,
               std::function<void(Spec&, uint32_t)> assign);

@@ -26,6 +26,9 @@ struct Diagnostic {
 class Diagnostics {
  public:
   void Error(SourcePos pos, std::string path, std::string message);
+  // A remark about the run as a whole (not an error; printed after the count).
+  void Note(std::string text) { notes_.push_back(std::move(text)); }
+  const std::vector<std::string>& notes() const { return notes_; }
   bool empty() const { return items_.empty(); }
   size_t size() const { return items_.size(); }
   const std::vector<Diagnostic>& items() const { return items_; }
@@ -36,6 +39,7 @@ class Diagnostics {
 
  private:
   std::vector<Diagnostic> items_;
+  std::vector<std::string> notes_;
 };
 
 }  // namespace tessera

@@ -195,8 +195,18 @@ bool ExpandNodes(SpecBuilder& b) {
 void ResolveAndValidate(SpecBuilder& b) {
   if (!b.priority_classes_declared) b.spec.priority_classes = Spec::DefaultPriorityClasses();
   ResolveRefs(b);
+  for (const Diagnostic& d : b.diags.items()) {
+    if (d.path.rfind("clusters[", 0) == 0 || d.path.rfind("deviceModels[", 0) == 0) {
+      b.fleet_incomplete = true;
+    }
+  }
   // Without its nodes, the semantic checks would only repeat the expansion error.
   if (ExpandNodes(b)) ValidateSpec(b);
+  if (b.suppressed > 0) {
+    b.diags.Note(std::to_string(b.suppressed) +
+                 " more error(s) about the fleet's capacity (prices, quota guarantees, impossible "
+                 "requests) not shown: they follow from the fleet errors above; fix those first");
+  }
 }
 
 }  // namespace tessera::config_internal

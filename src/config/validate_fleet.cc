@@ -154,10 +154,11 @@ void ValidateFleet(SpecBuilder& b) {
         present.insert(d.model);
     }
     for (const auto& [model, price] : c.price_per_device_hour) {
-      if (!present.count(model)) {
+      if (present.count(model)) continue;
+      b.CapacityCheck([&] {
         b.ErrorAt(cp + ".prices." + s.model(model).name,
                   "price for \"" + s.model(model).name + "\", but the cluster has no such devices");
-      }
+      });
     }
   }
   for (size_t i = 0; i < s.datasets.size(); ++i) {

@@ -108,14 +108,16 @@ void ValidateTenants(SpecBuilder& b) {
       }
     }
   }
-  for (const auto& [model, sum] : root_guarantees) {
-    int64_t have = FleetDevices(s, model);
-    if (sum > have * kMilliPerUnit) {
-      b.ErrorAt(root_guarantee_path[model],
-                "the tenants are guaranteed " + Devices(sum) + " " + s.model(model).name +
-                    " in total, but the fleet has only " + std::to_string(have));
+  b.CapacityCheck([&] {
+    for (const auto& [model, sum] : root_guarantees) {
+      int64_t have = FleetDevices(s, model);
+      if (sum > have * kMilliPerUnit) {
+        b.ErrorAt(root_guarantee_path[model],
+                  "the tenants are guaranteed " + Devices(sum) + " " + s.model(model).name +
+                      " in total, but the fleet has only " + std::to_string(have));
+      }
     }
-  }
+  });
 }
 
 void ValidatePolicies(SpecBuilder& b) {

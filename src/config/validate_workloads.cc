@@ -156,9 +156,9 @@ void ValidateWorkloads(SpecBuilder& b) {
     for (size_t g = 0; g < j.task_groups.size(); ++g) {
       std::string gp = jp + ".taskGroups[" + std::to_string(g) + "]";
       CheckModels(b, j.task_groups[g].request.devices, gp);
-      CheckTaskFits(b, j.task_groups[g].request, gp);
+      b.CapacityCheck([&] { CheckTaskFits(b, j.task_groups[g].request, gp); });
     }
-    CheckGangTopology(b, j, jp);
+    b.CapacityCheck([&] { CheckGangTopology(b, j, jp); });
     // Datasets with residency pin the job to the regions all of them allow.
     std::optional<std::set<RegionId>> allowed;
     for (DatasetId d : j.datasets) {
@@ -185,7 +185,7 @@ void ValidateWorkloads(SpecBuilder& b) {
     const std::string sp = "services[" + std::to_string(i) + "]";
     CheckPriority(b, v.priority, sp + ".priority");
     CheckModels(b, v.replica.devices, sp + ".replica");
-    CheckTaskFits(b, v.replica, sp + ".replica");
+    b.CapacityCheck([&] { CheckTaskFits(b, v.replica, sp + ".replica"); });
   }
 }
 

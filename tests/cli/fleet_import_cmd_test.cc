@@ -44,7 +44,7 @@ class FleetImportCmdTest : public ::testing::Test {
     FleetImportArgs args;
     args.format = format;
     args.csv = csv;
-    args.output = output;
+    args.file = output;
     return RunFleetImport(args, out_, err_);
   }
 

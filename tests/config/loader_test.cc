@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "testutil/spec_fixture.h"
 
@@ -92,6 +93,39 @@ TEST(Loader, AnUnreadableFileDoesNotFloodWithDanglingReferences) {
   ASSERT_FALSE(r.spec.has_value());
   ASSERT_EQ(r.diagnostics.size(), 1u) << r.diagnostics.ToString();
   EXPECT_NE(r.diagnostics.items()[0].message.find("YAML syntax error"), std::string::npos);
+}
+
+// The small example with its A100 count misspelt: the one cause is reported, and none of the
+// four consequences (a price for devices the cluster lost, quota guarantees and two requests
+// the fleet can no longer hold), which a note counts.
+TEST(Loader, AFleetErrorIsReportedWithoutItsConsequences) {
+  std::ifstream in(std::string(TESSERA_SOURCE_DIR) + "/examples/small/fleet.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  const std::string good = "devices: {model: A100, count: 8}";
+  ASSERT_NE(yaml.find(good), std::string::npos);
+  LoadResult ok = LoadSpecTexts({{"fleet.yaml", yaml}});
+  ASSERT_TRUE(ok.spec) << ok.diagnostics.ToString();
+  EXPECT_TRUE(ok.diagnostics.notes().empty());
+
+  yaml.replace(yaml.find(good), good.size(), "devices: {model: A100, count: eight}");
+  LoadResult r = LoadSpecTexts({{"fleet.yaml", yaml}});
+  ASSERT_FALSE(r.spec);
+  ASSERT_EQ(r.diagnostics.size(), 1u) << r.diagnostics.ToString();
+  EXPECT_EQ(r.diagnostics.items()[0].path, "clusters[0].nodeGroups[0].devices.count");
+  ASSERT_EQ(r.diagnostics.notes().size(), 1u);
+  EXPECT_EQ(r.diagnostics.notes()[0].rfind("4 more error(s) about the fleet's capacity", 0), 0u)
+      << r.diagnostics.notes()[0];
+
+  // An error outside the fleet leaves the capacity checks on: a job asking for too much is
+  // still reported beside a bad priority.
+  LoadResult jobs = testing::LoadWithBase(R"(jobs:
+  - {name: j, class: batch, tenant: acme/prod, priority: nope,
+     taskGroups: [{count: 1, cpu: 1, memory: 1Gi, devices: {count: 16}}]}
+)");
+  ASSERT_EQ(jobs.diagnostics.size(), 2u) << jobs.diagnostics.ToString();
+  EXPECT_TRUE(jobs.diagnostics.notes().empty());
 }
 
 TEST(Loader, DirectoriesLoadTheirYamlFilesInNameOrder) {

@@ -2,13 +2,20 @@
 // with the closest known one, `help` works as a verb, and errors point to the help of the
 // subcommand that was being parsed.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "testutil/run_tessera.h"
 
 namespace tessera {
 namespace {
+
+namespace fs = std::filesystem;
 
 int Tessera(const std::string& args, std::string* out) {
   return testing::RunTessera(args, out);
@@ -19,8 +26,10 @@ TEST(Cli, AnUnknownVerbIsNamedWithTheClosestOne) {
   EXPECT_EQ(Tessera("valdate examples/small", &text), 2);
   EXPECT_NE(text.find("unknown command 'valdate' (did you mean 'validate'?)"), std::string::npos)
       << text;
-  EXPECT_EQ(Tessera("completion bash", &text), 2);
-  EXPECT_NE(text.find("unknown command 'completion'"), std::string::npos) << text;
+  EXPECT_EQ(Tessera("completon bash", &text), 2);
+  EXPECT_NE(text.find("unknown command 'completon' (did you mean 'completion'?)"),
+            std::string::npos)
+      << text;
   EXPECT_EQ(Tessera("-v", &text), 2);
   EXPECT_NE(text.find("unknown flag '-v'"), std::string::npos) << text;
 }
@@ -42,6 +51,93 @@ TEST(Cli, ErrorsPointToTheSubcommandsOwnHelp) {
   EXPECT_EQ(Tessera("sim fgd --threads 1 --threads 2 --nodes a --pods b --out c", &text), 2);
   EXPECT_NE(text.find("--threads: given more than once"), std::string::npos) << text;
   EXPECT_NE(text.find("Run 'tessera sim fgd --help'"), std::string::npos) << text;
+}
+
+// Missing arguments are named as the usage line names them, never by internal names.
+TEST(Cli, MissingArgumentsAreNamedAsInTheUsage) {
+  std::string text;
+  EXPECT_EQ(Tessera("validate", &text), 2);
+  EXPECT_NE(text.find("FILE_OR_DIR is required"), std::string::npos) << text;
+  EXPECT_EQ(text.find("files"), std::string::npos) << text;
+  EXPECT_EQ(Tessera("fleet import --format openb", &text), 2);
+  EXPECT_NE(text.find("CSV is required"), std::string::npos) << text;
+  EXPECT_EQ(Tessera("sim fgd --nodes a --pods b --out c --threads 1 --threads 2", &text), 2);
+  EXPECT_NE(text.find("--threads: given more than once; give it once"), std::string::npos) << text;
+}
+
+// -o is the output format in every command; fleet import writes its file with -f.
+TEST(Cli, DashOIsAlwaysTheFormat) {
+  std::string text;
+  const std::string csv =
+      std::string(TESSERA_SHARED_DATA) + "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv";
+  EXPECT_EQ(Tessera("fleet import --format openb " + csv + " -o json", &text), 2);
+  EXPECT_NE(text.find("--output: json not in {yaml}"), std::string::npos) << text;
+  EXPECT_FALSE(std::ifstream("json").good()) << "a file named json was written";
+  std::string yaml;
+  ASSERT_EQ(testing::RunTessera("fleet import --format openb " + csv, &yaml, false), 0);
+  EXPECT_EQ(yaml.rfind("# Imported by", 0), 0u) << yaml.substr(0, 200);
+}
+
+// validate -o json: one document for editors and CI, for a good and a bad configuration.
+TEST(Cli, ValidateSpeaksJson) {
+  std::string text;
+  const std::string small = std::string(TESSERA_SOURCE_DIR) + "/examples/small";
+  ASSERT_EQ(testing::RunTessera("validate -o json " + small, &text, false), 0) << text;
+  auto ok = nlohmann::json::parse(text);
+  EXPECT_EQ(ok["ok"], true);
+  EXPECT_EQ(ok["counts"]["nodes"], 10);
+  fs::path bad =
+      fs::temp_directory_path() / ("tessera-bad-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(bad) << "regions:\n  - name: r\n    colour: blue\n";
+  ASSERT_EQ(testing::RunTessera("validate -o json " + bad.string(), &text, false), 2) << text;
+  auto doc = nlohmann::json::parse(text);
+  EXPECT_EQ(doc["ok"], false);
+  ASSERT_EQ(doc["errors"].size(), 1u) << doc.dump();
+  EXPECT_EQ(doc["errors"][0]["file"], bad.string());
+  EXPECT_EQ(doc["errors"][0]["line"], 3);
+  EXPECT_EQ(doc["errors"][0]["column"], 5);
+  EXPECT_EQ(doc["errors"][0]["field"], "regions[0].colour");
+  fs::remove(bad);
+}
+
+// The completion scripts come from the command tree: bash completes subcommands, flags and
+// the values of flags with fixed choices; zsh registers the same function with compsys.
+TEST(Cli, ShellCompletionForBashAndZsh) {
+  std::string script;
+  ASSERT_EQ(testing::RunTessera("completion bash", &script, false), 0);
+  fs::path file = fs::temp_directory_path() / ("tessera-comp-" + std::to_string(::getpid()));
+  std::ofstream(file) << script;
+  auto complete = [&](const std::string& words, int cword) {
+    std::string cmd = "bash -c 'source " + file.string() + "; COMP_WORDS=(" + words +
+                      "); COMP_CWORD=" + std::to_string(cword) +
+                      "; _tessera; echo \"${COMPREPLY[*]}\"' 2>&1";
+    std::string out;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    char buf[4096];
+    while (p != nullptr && ::fgets(buf, sizeof buf, p) != nullptr)
+      out += buf;
+    if (p != nullptr) ::pclose(p);
+    return out;
+  };
+  EXPECT_EQ(complete("tessera sim f", 2), "fgd\n");
+  EXPECT_EQ(complete("tessera fleet x.yaml -o \"\"", 4), "table json yaml\n");
+  EXPECT_EQ(complete("tessera fleet import --tier e", 4), "elastic\n");
+  EXPECT_EQ(complete("tessera place --o", 2), "--output\n");
+  EXPECT_EQ(complete("tessera sim fgd --tune \"\"", 4), "\n");  // a number: no file names
+
+  ASSERT_EQ(testing::RunTessera("completion zsh", &script, false), 0);
+  std::ofstream(file) << script;
+  std::string zsh;
+  std::string cmd = "zsh -f -c 'autoload -U compinit && compinit -u -d /dev/null; source " +
+                    file.string() + " && print -r -- ${_comps[tessera]}' 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char buf[4096];
+  while (::fgets(buf, sizeof buf, p) != nullptr)
+    zsh += buf;
+  EXPECT_EQ(::pclose(p), 0) << zsh;
+  EXPECT_NE(zsh.find("_tessera"), std::string::npos) << zsh;
+  fs::remove(file);
 }
 
 // A wrong path that is endless (/dev/zero) or huge is an error naming the file and the

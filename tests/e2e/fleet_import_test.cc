@@ -22,7 +22,7 @@ TEST(FleetImportCli, OpenbImportValidatesWithTheRightTotals) {
       fs::temp_directory_path() / ("tessera-openb-" + std::to_string(::getpid()) + ".yaml");
   std::string out;
   ASSERT_EQ(Tessera("fleet import --format openb " + std::string(TESSERA_SHARED_DATA) +
-                        "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv -o " + yaml.string(),
+                        "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv -f " + yaml.string(),
                     &out),
             0)
       << out;
@@ -32,7 +32,7 @@ TEST(FleetImportCli, OpenbImportValidatesWithTheRightTotals) {
   EXPECT_EQ(doc["totals"]["nodes"], 1213);
   EXPECT_EQ(doc["totals"]["devices"], 6212);
   fs::remove(yaml);
-  EXPECT_EQ(Tessera("fleet import --format nope x.csv -o y.yaml", &out), 2);
+  EXPECT_EQ(Tessera("fleet import --format nope x.csv -f y.yaml", &out), 2);
 }
 
 TEST(Cli, HelpAndVersion) {
