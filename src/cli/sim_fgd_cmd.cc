@@ -142,6 +142,28 @@ int RunSimFgd(const SimFgdArgs& args, std::ostream& out, std::ostream& err) {
     err << "tessera sim fgd: " << exp.status().message() << "\n";
     return kExitInvalidInput;
   }
+  // The published curves to overlay: read before anything runs, so a bad --published costs
+  // nothing.
+  const std::string workload_name = Stem(args.pods);
+  std::string published_dir =
+      args.published.empty()
+          ? (std::filesystem::path(args.pods).parent_path().parent_path() / "fgd-expected").string()
+          : args.published;
+  std::optional<PublishedCurves> published;
+  std::string published_note;
+  std::error_code dir_error;
+  if (!args.published.empty() && !std::filesystem::is_directory(args.published, dir_error)) {
+    err << "tessera sim fgd: --published: " << args.published << " is not a directory\n";
+    return kExitInvalidInput;
+  }
+  if (auto read = ReadPublishedCurves(published_dir, workload_name); read.ok()) {
+    published = std::move(*read);
+  } else if (read.status().code() != StatusCode::kNotFound) {
+    err << "tessera sim fgd: --published: " << read.status().message() << "\n";
+    return kExitInvalidInput;
+  } else {
+    published_note = read.status().message();
+  }
   std::error_code ec;
   std::filesystem::create_directories(args.out, ec);
   if (ec) {
@@ -191,7 +213,7 @@ int RunSimFgd(const SimFgdArgs& args, std::ostream& out, std::ostream& err) {
     }
   }
 
-  const std::string workload = Stem(args.pods);
+  const std::string& workload = workload_name;
   const std::string tune = PyFloat(args.tune);
   auto write_curves = [&](const std::string& file, bool with_total,
                           std::vector<double> FgdRun::*curve) {
@@ -245,8 +267,17 @@ int RunSimFgd(const SimFgdArgs& args, std::ostream& out, std::ostream& err) {
     err << "tessera sim fgd: cannot write the results to " << args.out << "\n";
     return kExitFailure;
   }
-  Status chart = WriteFgdChart((std::filesystem::path(args.out) / "chart.html").string(), workload,
-                               policies, runs);
+  FgdChartInput chart_input;
+  chart_input.workload = workload;
+  chart_input.tune = args.tune;
+  chart_input.seeds = args.seeds;
+  chart_input.seed_count = seeds.size();
+  chart_input.policies = policies;
+  chart_input.runs = &runs;
+  chart_input.published = std::move(published);
+  chart_input.published_note = published_note;
+  Status chart =
+      WriteFgdChart((std::filesystem::path(args.out) / "chart.html").string(), chart_input);
   if (!chart.ok()) {
     err << "tessera sim fgd: chart.html: " << chart.message() << "\n";
     return kExitFailure;

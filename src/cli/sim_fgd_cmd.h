@@ -17,6 +17,9 @@ struct SimFgdArgs {
   std::string out;         // output directory
   int threads = 0;         // 0 = one per core
   bool placements = true;  // write placements.jsonl
+  // fgd-expected-shaped results whose FGD curve the chart overlays; "" = the fgd-expected
+  // folder beside the pod list's folder (as in ../shared/data), if it is there.
+  std::string published;
 };
 
 // "42-51", "1,5,9" or a mix -> seeds, each at most once, 10,000 at most; otherwise false with

@@ -3,6 +3,7 @@
 // and inputs exit 2.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -62,13 +63,39 @@ TEST(SimFgd, WritesCurvesInThePublishedShapeAndOneLinePerPod) {
     EXPECT_EQ(Split(mine[1])[1], "best-fit");
     EXPECT_EQ(Split(mine[1])[2], "1.3");
   }
-  // The chart: a self-contained page with Chart.js inlined and the three curves' medians.
+  // The chart: a self-contained page with Chart.js inlined; per curve each policy's median
+  // and band, FGD's published median for this workload, and a zoomed 85-130% chart.
   std::ifstream chart(out / "chart.html");
   std::string html((std::istreambuf_iterator<char>(chart)), {});
-  EXPECT_NE(html.find("<canvas id=\"allo\">"), std::string::npos);
-  EXPECT_NE(html.find("\"best-fit\":["), std::string::npos);
+  for (const char* id : {"allo", "allo_zoom", "frag", "frag_zoom", "frag_ratio", "frag_ratio_zoom"})
+    EXPECT_NE(html.find("<canvas id=\"" + std::string(id) + "\">"), std::string::npos) << id;
+  EXPECT_NE(html.find("\"best-fit\":{\"hi\":["), std::string::npos);
+  EXPECT_NE(html.find("\"median\":["), std::string::npos);
+  EXPECT_NE(html.find("\"lo\":["), std::string::npos);
+  EXPECT_NE(html.find("\"published\":["), std::string::npos);
+  EXPECT_NE(html.find("seeds 42 (1 per policy)"), std::string::npos);
+  EXPECT_NE(html.find("tune 1.3"), std::string::npos);
+  EXPECT_NE(html.find("FGD's published median (06-FGD, 10 seeds)"), std::string::npos);
+  EXPECT_NE(html.find("allocated GPUs (% of all GPUs)"), std::string::npos) << "y-axis title";
   EXPECT_EQ(html.find("<script src="), std::string::npos) << "no external scripts";
   EXPECT_GT(html.size(), 100000u) << "Chart.js is inlined";
+  // A real browser draws all six charts without a script error.
+  std::string dom;
+  FILE* browser = ::popen(("chromium --headless --no-sandbox --disable-gpu --dump-dom file://" +
+                           (out / "chart.html").string() + " 2>/dev/null")
+                              .c_str(),
+                          "r");
+  ASSERT_NE(browser, nullptr);
+  char buf[65536];
+  while (size_t n = ::fread(buf, 1, sizeof buf, browser))
+    dom.append(buf, n);
+  ASSERT_EQ(::pclose(browser), 0) << "chromium (scripts/bootstrap installs it) did not run";
+  EXPECT_NE(dom.find("<pre id=\"errors\"></pre>"), std::string::npos)
+      << dom.substr(dom.find("<pre id=\"errors\">"), 400);
+  size_t drawn = 0;
+  for (size_t at = dom.find("<canvas"); at != std::string::npos; at = dom.find("<canvas", at + 1))
+    drawn += dom.substr(at, dom.find('>', at) - at).find("box-sizing") != std::string::npos;
+  EXPECT_EQ(drawn, 6u) << "Chart.js sizes every canvas it draws";
   // Allocation at 100% arrived: best-fit's published median is 92.91, FGD's 95.23; one seed
   // of Tessera's generator lands within a point of them.
   std::vector<std::string> allo = Lines(out / "allo.csv");
@@ -113,6 +140,12 @@ TEST(SimFgd, BadFlagsAndInputsExitTwo) {
                  &text),
       2);
   EXPECT_NE(text.find("unknown policy \"nope\""), std::string::npos) << text;
+  EXPECT_EQ(RunTessera("sim fgd --nodes " + nodes + " --pods " + pods +
+                           " --published /nonexistent --out /tmp/tessera-never",
+                       &text),
+            2);
+  EXPECT_NE(text.find("--published: /nonexistent is not a directory"), std::string::npos) << text;
+  EXPECT_FALSE(fs::exists("/tmp/tessera-never")) << "nothing runs before the flags are checked";
   EXPECT_EQ(RunTessera("sim fgd --nodes " + nodes + " --pods " + pods + " --seeds 9-1 --out /tmp/x",
                        &text),
             2);
