@@ -127,7 +127,7 @@ std::string UnappliedKinds(const Spec& spec) {
 
 // One unit of the dry run: a job's gang, or one replica of a service.
 struct Unit {
-  const Job* job;  // as the rules see it
+  const Job* job = nullptr;  // as the rules see it
   GangRequest gang;
   std::vector<std::string> tasks;
 };
@@ -247,7 +247,8 @@ int RunPlace(const PlaceArgs& args, std::ostream& out, std::ostream& err) {
   json rows = json::array();
   ShapeTable shapes;
   for (const Job& j : spec.jobs) {
-    Unit u{&j, {}, {}};
+    Unit u;
+    u.job = &j;
     u.gang.require = j.gang.require;
     u.gang.prefer = j.gang.prefer;
     for (const TaskGroup& g : j.task_groups) {
@@ -262,9 +263,11 @@ int RunPlace(const PlaceArgs& args, std::ostream& out, std::ostream& err) {
     JobConstraints k = CompileConstraints(spec, as_job);
     TaskShape shape = MakeTaskShape(spec, s.replica);
     for (int32_t i = 0; i < s.min_replicas; ++i) {
-      Unit u{&as_job,
-             {{{shape, 1}}, TopologyLevel::kNode, TopologyLevel::kAny, JobId()},
-             {"replica-" + std::to_string(i)}};
+      Unit u;
+      u.job = &as_job;
+      u.gang.groups.push_back({shape, 1});
+      u.gang.require = TopologyLevel::kNode;
+      u.tasks.push_back("replica-" + std::to_string(i));
       size_t before = rows.size();
       run.Place(u, k, rows);
       // crossRegion: false keeps the later replicas in the first one's region.

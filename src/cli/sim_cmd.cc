@@ -25,6 +25,9 @@ void RegisterSim(CLI::App& app, std::ostream& out, std::ostream& err, int& code)
   fgd->add_option("--threads", args->threads, "Worker threads (0: one per core)")
       ->capture_default_str();
   fgd->add_flag("!--no-placements", args->placements, "Do not write placements.jsonl");
+  fgd->add_option("--mix", args->mix,
+                  "Resample the pod list into another mix: gpushare=F, multigpu=F, gpuspec=F, "
+                  "cpu=F, comma-separated (docs/placement.md)");
   fgd->add_option("--published", args->published,
                   "Published results to overlay on the chart (default: fgd-expected beside the "
                   "pod list's folder)");

@@ -137,14 +137,24 @@ int RunSimFgd(const SimFgdArgs& args, std::ostream& out, std::ostream& err) {
       return kExitInvalidInput;
     }
   }
-  auto exp = FgdExperiment::Load(args.nodes, args.pods);
+  std::optional<PodMix> mix;
+  if (!args.mix.empty()) {
+    auto parsed = ParsePodMix(args.mix);
+    if (!parsed.ok()) {
+      err << "tessera sim fgd: --mix: " << parsed.status().message() << "\n";
+      return kExitInvalidInput;
+    }
+    mix = *parsed;
+  }
+  auto exp = FgdExperiment::Load(args.nodes, args.pods, mix ? &*mix : nullptr);
   if (!exp.ok()) {
     err << "tessera sim fgd: " << exp.status().message() << "\n";
     return kExitInvalidInput;
   }
   // The published curves to overlay: read before anything runs, so a bad --published costs
   // nothing.
-  const std::string workload_name = Stem(args.pods);
+  // A resampled list is a workload of its own: "openb_pod_list_default+gpushare=0.8".
+  const std::string workload_name = Stem(args.pods) + (mix ? "+" + mix->ToString() : "");
   std::string published_dir =
       args.published.empty()
           ? (std::filesystem::path(args.pods).parent_path().parent_path() / "fgd-expected").string()

@@ -20,6 +20,7 @@ struct SimFgdArgs {
   // fgd-expected-shaped results whose FGD curve the chart overlays; "" = the fgd-expected
   // folder beside the pod list's folder (as in ../shared/data), if it is there.
   std::string published;
+  std::string mix;  // "" = the pod list as it is; else sim/pod_mix.h, e.g. "gpushare=0.8"
 };
 
 // "42-51", "1,5,9" or a mix -> seeds, each at most once, 10,000 at most; otherwise false with

@@ -153,7 +153,8 @@ void ValidateFleet(SpecBuilder& b) {
       for (const Device& d : s.nodes[c.first_node.value() + k].devices)
         present.insert(d.model);
     }
-    for (const auto& [model, price] : c.price_per_device_hour) {
+    for (const auto& entry : c.price_per_device_hour) {
+      const DeviceModelId model = entry.first;
       if (present.count(model)) continue;
       b.CapacityCheck([&] {
         b.ErrorAt(cp + ".prices." + s.model(model).name,

@@ -27,7 +27,8 @@ std::string SpecKey(const TracePod& p) {
 
 }  // namespace
 
-Result<FgdExperiment> FgdExperiment::Load(const std::string& node_csv, const std::string& pod_csv) {
+Result<FgdExperiment> FgdExperiment::Load(const std::string& node_csv, const std::string& pod_csv,
+                                          const PodMix* mix, uint64_t mix_seed) {
   auto fleet = ImportNodeListFile(NodeListFormat::kOpenb, node_csv, {});
   if (!fleet.ok()) return fleet.status();
   std::vector<std::string> models;
@@ -35,6 +36,10 @@ Result<FgdExperiment> FgdExperiment::Load(const std::string& node_csv, const std
     models.push_back(m.name);
   auto pods = ReadOpenbPods(pod_csv, &models);
   if (!pods.ok()) return pods.status();
+  if (mix != nullptr) {
+    pods = ResamplePods(*pods, *mix, fleet->spec, mix_seed);
+    if (!pods.ok()) return InvalidArgument("--mix " + pods.status().message());
+  }
   return FromData(std::move(fleet->spec), std::move(*pods));
 }
 

@@ -19,6 +19,7 @@
 #include "sched/fragmentation.h"
 #include "sched/scorer.h"
 #include "sim/openb_pods.h"
+#include "sim/pod_mix.h"
 
 namespace tessera {
 
@@ -41,7 +42,9 @@ struct FgdRun {
 
 class FgdExperiment {
  public:
-  static Result<FgdExperiment> Load(const std::string& node_csv, const std::string& pod_csv);
+  // With `mix`, the pod list is resampled (sim/pod_mix.h) with `mix_seed` before anything else.
+  static Result<FgdExperiment> Load(const std::string& node_csv, const std::string& pod_csv,
+                                    const PodMix* mix = nullptr, uint64_t mix_seed = 1);
   static Result<FgdExperiment> FromData(Spec fleet, std::vector<TracePod> pods);
 
   const Spec& fleet() const { return fleet_; }
