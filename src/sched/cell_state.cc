@@ -24,6 +24,7 @@ Result<CellState> CellState::FromSpec(const Spec& spec, std::optional<ClusterId>
   CellState c;
   for (const DeviceModel& m : spec.device_models)
     c.model_memory_.push_back(m.memory);
+  c.model_devices_.assign(c.model_memory_.size(), 0);
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     if (only && spec.nodes[i].cluster != *only) continue;
     c.AppendNode(spec.nodes[i], NodeId(static_cast<uint32_t>(i)));
@@ -158,6 +159,11 @@ void CellState::PlaceInDomains(uint32_t node) {
       if (dev.healthy) domain_capacity_[l][d * models + dev.model] += 1000;
   }
   max_node_device_milli_ = std::max<Milli>(max_node_device_milli_, Milli{n.device_count} * 1000);
+  max_node_cpu_ = std::max(max_node_cpu_, n.cpu_total);
+  if (model_devices_.size() < models) model_devices_.resize(models, 0);
+  for (const DeviceSlot& dev : devices(node))
+    ++model_devices_[dev.model];
+  device_total_ += n.device_count;
 }
 
 void CellState::AccountDomains(uint32_t node, int sign) {

@@ -160,8 +160,12 @@ class CellState {
   Milli DomainCpuCapacity(TopologyLevel level, size_t d) const {
     return domains_[DomainLevel(level)][d].cpu_total;
   }
-  // The most devices (milli) any one node has.
+  // The most devices (milli) and the most CPU (milli) any one node has.
   Milli max_node_device_milli() const { return max_node_device_milli_; }
+  Milli max_node_cpu() const { return max_node_cpu_; }
+  // Devices of each model in the cell, and of all models, as declared (healthy or not).
+  int64_t model_devices(uint16_t model) const { return model_devices_[model]; }
+  int64_t device_total() const { return device_total_; }
 
  private:
   friend class Proposal;
@@ -204,6 +208,9 @@ class CellState {
   std::vector<Milli> domain_free_[kDomainLevels];      // domain x model
   std::vector<Milli> domain_capacity_[kDomainLevels];  // domain x model
   Milli max_node_device_milli_ = 0;
+  Milli max_node_cpu_ = 0;
+  std::vector<int64_t> model_devices_;
+  int64_t device_total_ = 0;
 
   std::vector<NodeState> nodes_;
   std::vector<DeviceSlot> devices_;

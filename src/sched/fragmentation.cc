@@ -62,9 +62,32 @@ TargetWorkload TargetFromRequests(const Spec& spec,
     tasks[it->second].weight += static_cast<double>(count);
     total += static_cast<double>(count);
   }
-  for (TypicalTask& t : tasks)
+  std::vector<std::pair<TaskShape, double>> shapes;
+  for (TypicalTask& t : tasks) {
+    TaskShape s;
+    s.count = t.count;
+    s.milli = t.milli;
+    s.models = t.models;
+    shapes.push_back({s, t.weight});
     t.weight /= total;
-  return TargetWorkload(std::move(tasks));
+  }
+  return TargetWorkload(std::move(tasks), PinnedDemand(shapes));
+}
+
+std::vector<std::pair<ModelMask, double>> PinnedDemand(
+    const std::vector<std::pair<TaskShape, double>>& shapes) {
+  std::map<ModelMask, double> by_mask;
+  double total = 0;
+  for (const auto& [s, n] : shapes) {
+    if (s.cpu_only()) continue;
+    double demand = n * static_cast<double>(s.total_milli());
+    total += demand;
+    if (s.models != kAnyAccelerator) by_mask[s.models] += demand;
+  }
+  std::vector<std::pair<ModelMask, double>> out;
+  for (const auto& [mask, d] : by_mask)
+    out.push_back({mask, d / total});
+  return out;
 }
 
 }  // namespace tessera

@@ -27,8 +27,13 @@ struct TypicalTask {
 class TargetWorkload {
  public:
   TargetWorkload() = default;
-  explicit TargetWorkload(std::vector<TypicalTask> tasks) : tasks_(std::move(tasks)) {}
+  // `pinned`: per set of acceptable models, the share of the whole workload's device demand
+  // (every task, not only the typical ones) that may use only those models.
+  explicit TargetWorkload(std::vector<TypicalTask> tasks,
+                          std::vector<std::pair<ModelMask, double>> pinned = {})
+      : tasks_(std::move(tasks)), pinned_(std::move(pinned)) {}
   const std::vector<TypicalTask>& tasks() const { return tasks_; }
+  const std::vector<std::pair<ModelMask, double>>& pinned() const { return pinned_; }
   bool empty() const { return tasks_.empty(); }
 
   // The fragmentation (milli-devices) of a node with `cpu_free` and device free shares
@@ -37,7 +42,13 @@ class TargetWorkload {
 
  private:
   std::vector<TypicalTask> tasks_;
+  std::vector<std::pair<ModelMask, double>> pinned_;
 };
+
+// Per model set, the share of the device demand (milli x count) of `shapes` weighted by
+// `counts` that names exactly that set; demand that accepts any model is left out.
+std::vector<std::pair<ModelMask, double>> PinnedDemand(
+    const std::vector<std::pair<TaskShape, double>>& shapes);
 
 // A target workload from declared requests, each weighted by its number of tasks; equal
 // shapes are merged, in first-seen order.

@@ -74,12 +74,8 @@ void PickBestDevices(const CellState& cell, uint32_t node, const TaskShape& shap
 }
 
 CellScale ComputeCellScale(const CellState& cell) {
-  CellScale s;
-  for (uint32_t i = 0; i < cell.node_count(); ++i) {
-    s.max_cpu = std::max(s.max_cpu, cell.node(i).cpu_total);
-    s.max_device_milli = std::max<Milli>(s.max_device_milli, cell.node(i).device_count * 1000);
-  }
-  return s;
+  return {std::max<Milli>(1, cell.max_node_cpu()),
+          std::max<Milli>(1, cell.max_node_device_milli())};
 }
 
 }  // namespace tessera

@@ -82,7 +82,8 @@ void PickWholeDevices(const CellState& cell, uint32_t node, const TaskShape& sha
 // on ties ("best"); for whole devices, PickWholeDevices.
 void PickBestDevices(const CellState& cell, uint32_t node, const TaskShape& shape,
                      std::vector<DeviceUse>* pick);
-// The cell's largest node CPU and device capacity (milli), for normalised scores.
+// The cell's largest node CPU and device capacity (milli), for normalised scores; O(1), kept
+// by CellState.
 struct CellScale {
   Milli max_cpu = 1;
   Milli max_device_milli = 1;

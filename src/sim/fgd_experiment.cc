@@ -95,7 +95,10 @@ Result<FgdExperiment> FgdExperiment::FromData(Spec fleet, std::vector<TracePod> 
         (static_cast<double>(sorted[i].second.first) / total) / (static_cast<double>(cum) / total);
     typical.push_back(t);
   }
-  e.workload_ = TargetWorkload(std::move(typical));
+  std::vector<std::pair<TaskShape, double>> all;
+  for (const TaskShape& s : e.shapes_)
+    all.push_back({s, 1.0});
+  e.workload_ = TargetWorkload(std::move(typical), PinnedDemand(all));
   return e;
 }
 

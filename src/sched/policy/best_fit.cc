@@ -13,23 +13,20 @@ class BestFitScorer final : public Scorer {
   double Score(const CellState& cell, uint32_t node, const TaskShape& shape,
                std::vector<DeviceUse>* pick) const override {
     PickBestDevices(cell, node, shape, pick);
-    if (scale_.max_cpu <= 1) scale_ = ComputeCellScale(cell);
+    const CellScale scale = ComputeCellScale(cell);
     const NodeState& n = cell.node(node);
     int64_t gpu_left = 0;
     for (const DeviceSlot& d : cell.devices(node))
       gpu_left += d.free;
     double s = 0.0 +
                (static_cast<double>(n.cpu_free - shape.cpu_for_score) /
-                static_cast<double>(scale_.max_cpu)) *
+                static_cast<double>(scale.max_cpu)) *
                    0.5 +
                (static_cast<double>(gpu_left - shape.total_milli()) /
-                static_cast<double>(scale_.max_device_milli)) *
+                static_cast<double>(scale.max_device_milli)) *
                    0.5;
     return static_cast<double>(static_cast<int64_t>((1 - s) * 100));
   }
-
- private:
-  mutable CellScale scale_{};
 };
 
 }  // namespace

@@ -13,23 +13,20 @@ class DotProductScorer final : public Scorer {
   double Score(const CellState& cell, uint32_t node, const TaskShape& shape,
                std::vector<DeviceUse>* pick) const override {
     PickBestDevices(cell, node, shape, pick);
-    if (scale_.max_cpu <= 1) scale_ = ComputeCellScale(cell);
+    const CellScale scale = ComputeCellScale(cell);
     const NodeState& n = cell.node(node);
     if (n.cpu_free < shape.cpu_for_score) return 0;
     int64_t gpu_left = 0;
     for (const DeviceSlot& d : cell.devices(node))
       gpu_left += d.free;
-    const double cpu_scale = static_cast<double>(scale_.max_cpu);
-    const double dev_scale = static_cast<double>(scale_.max_device_milli);
+    const double cpu_scale = static_cast<double>(scale.max_cpu);
+    const double dev_scale = static_cast<double>(scale.max_device_milli);
     double n0 = static_cast<double>(n.cpu_free) / cpu_scale;
     double n1 = static_cast<double>(gpu_left) / dev_scale;
     double p0 = static_cast<double>(shape.cpu_for_score) / cpu_scale;
     double p1 = static_cast<double>(shape.total_milli()) / dev_scale;
     return static_cast<double>(static_cast<int64_t>(100 * (1 - (n0 * p0 + n1 * p1) / 2)));
   }
-
- private:
-  mutable CellScale scale_{};
 };
 
 }  // namespace
