@@ -130,83 +130,64 @@ PlaceResult Placer::PlaceByIndex(const CellState& cell, const TaskShape& shape, 
 }
 
 PlaceResult Placer::PlaceByScan(const CellState& cell, const TaskShape& shape, Rng* rng) {
+  std::vector<Candidate> candidates;
+  candidates.reserve(cell.live_classes());
+  for (uint32_t slot = 0; slot < cell.class_slots(); ++slot) {
+    const NodeClass& k = cell.klass(slot);
+    if (k.live()) candidates.push_back({k.members, slot});
+  }
+  return Select(cell, shape, candidates, static_cast<uint32_t>(cell.node_count()), rng);
+}
+
+PlaceResult Placer::PlaceWithin(const CellState& cell, const TaskShape& shape,
+                                const std::vector<uint32_t>& nodes, Rng* rng) {
+  std::vector<Candidate> candidates;
+  candidates.reserve(nodes.size());
+  for (const uint32_t& node : nodes)
+    candidates.push_back({std::span<const uint32_t>(&node, 1), cell.node(node).klass});
+  return Select(cell, shape, candidates, static_cast<uint32_t>(nodes.size()), rng);
+}
+
+PlaceResult Placer::Select(const CellState& cell, const TaskShape& shape,
+                           const std::vector<Candidate>& candidates, uint32_t total, Rng* rng) {
   ReasonCounter reasons;
   uint32_t feasible = 0;
   double best_score = -std::numeric_limits<double>::infinity();
   uint32_t best_node = 0, best_rank = std::numeric_limits<uint32_t>::max();
   const Evaluation* best = nullptr;
-  for (uint32_t slot = 0; slot < cell.class_slots(); ++slot) {
-    const NodeClass& k = cell.klass(slot);
-    if (!k.live()) continue;
-    const Evaluation& e = Evaluate(cell, slot, shape);
-    uint32_t members = static_cast<uint32_t>(k.members.size());
+  std::vector<std::pair<const Candidate*, const Evaluation*>> ok;
+  for (const Candidate& c : candidates) {
+    const Evaluation& e = Evaluate(cell, c.slot, shape);
+    uint32_t members = static_cast<uint32_t>(c.nodes.size());
     if (!e.feasible) {
       reasons.Add(e.reason, members);
       continue;
     }
     feasible += members;
-    uint32_t rank = cell.node(k.members.front()).rank;
+    ok.emplace_back(&c, &e);
+    // A class's members are sorted by rank: its first is its best.
+    uint32_t rank = cell.node(c.nodes.front()).rank;
     if (e.score > best_score || (e.score == best_score && rank < best_rank)) {
       best_score = e.score;
       best_rank = rank;
-      best_node = k.members.front();
+      best_node = c.nodes.front();
       best = &e;
     }
   }
-  Explanation why = reasons.Finish(static_cast<uint32_t>(cell.node_count()), feasible);
+  Explanation why = reasons.Finish(total, feasible);
   if (feasible == 0) return NotPlaced(cell, shape, std::move(why));
   if (scorer_.uniform()) {
+    // Uniform over the feasible nodes, in candidate order.
     CHECK(rng != nullptr) << "a uniform placement policy needs an Rng";
     uint32_t pick = feasible == 1 ? 0 : static_cast<uint32_t>(rng->Uniform(feasible));
-    for (uint32_t slot = 0; slot < cell.class_slots(); ++slot) {
-      const NodeClass& k = cell.klass(slot);
-      if (!k.live()) continue;
-      const Evaluation& e = Evaluate(cell, slot, shape);
-      if (!e.feasible) continue;
-      if (pick < k.members.size()) {
-        best_node = k.members[pick];
-        best = &e;
+    for (const auto& [c, e] : ok) {
+      if (pick < c->nodes.size()) {
+        best_node = c->nodes[pick];
+        best = e;
         break;
       }
-      pick -= static_cast<uint32_t>(k.members.size());
+      pick -= static_cast<uint32_t>(c->nodes.size());
     }
-  }
-  PlaceResult r = Finish(cell, shape, best_node, *best, rng);
-  r.why = std::move(why);
-  return r;
-}
-
-PlaceResult Placer::PlaceWithin(const CellState& cell, const TaskShape& shape,
-                                const std::vector<uint32_t>& nodes, Rng* rng) {
-  ReasonCounter reasons;
-  uint32_t feasible = 0;
-  double best_score = -std::numeric_limits<double>::infinity();
-  uint32_t best_node = 0, best_rank = std::numeric_limits<uint32_t>::max();
-  const Evaluation* best = nullptr;
-  std::vector<std::pair<uint32_t, const Evaluation*>> ok;
-  for (uint32_t node : nodes) {
-    const Evaluation& e = Evaluate(cell, cell.node(node).klass, shape);
-    if (!e.feasible) {
-      reasons.Add(e.reason, 1);
-      continue;
-    }
-    ++feasible;
-    ok.emplace_back(node, &e);
-    uint32_t rank = cell.node(node).rank;
-    if (e.score > best_score || (e.score == best_score && rank < best_rank)) {
-      best_score = e.score;
-      best_rank = rank;
-      best_node = node;
-      best = &e;
-    }
-  }
-  Explanation why = reasons.Finish(static_cast<uint32_t>(nodes.size()), feasible);
-  if (feasible == 0) return NotPlaced(cell, shape, std::move(why));
-  if (scorer_.uniform()) {
-    CHECK(rng != nullptr) << "a uniform placement policy needs an Rng";
-    size_t pick = feasible == 1 ? 0 : static_cast<size_t>(rng->Uniform(feasible));
-    best_node = ok[pick].first;
-    best = ok[pick].second;
   }
   PlaceResult r = Finish(cell, shape, best_node, *best, rng);
   r.why = std::move(why);

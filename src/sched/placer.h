@@ -20,6 +20,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -84,7 +85,16 @@ class Placer {
     uint64_t cursor = 0;
     std::vector<HeapEntry> heap;
   };
+  // A set of nodes that share one evaluation (a class's members, or a single node).
+  struct Candidate {
+    std::span<const uint32_t> nodes;
+    uint32_t slot;
+  };
   PlaceResult PlaceByScan(const CellState& cell, const TaskShape& shape, Rng* rng);
+  // The one selection loop: filter counts, the best score (ties to the lower rank), or for a
+  // uniform policy a random feasible node; `total` nodes are in the explanation.
+  PlaceResult Select(const CellState& cell, const TaskShape& shape,
+                     const std::vector<Candidate>& candidates, uint32_t total, Rng* rng);
   PlaceResult PlaceByIndex(const CellState& cell, const TaskShape& shape, Rng* rng);
   void Push(const CellState& cell, ShapeIndex& index, uint32_t slot, const TaskShape& shape);
 
