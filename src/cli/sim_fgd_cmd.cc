@@ -14,6 +14,7 @@
 
 #include "cli/app.h"
 #include "cli/fgd_chart.h"
+#include "common/text.h"
 #include "sched/scorer.h"
 #include "sim/fgd_experiment.h"
 
@@ -54,12 +55,7 @@ bool ParseSeeds(const std::string& text, std::vector<uint64_t>* seeds, std::stri
     seeds->clear();
     return false;
   };
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    std::string part = text.substr(start, comma - start);
-    start = comma + 1;
+  for (const std::string& part : SplitCommas(text)) {
     size_t dash = part.find('-');
     uint64_t lo = 0, hi = 0;
     bool ok = dash == std::string::npos
@@ -107,12 +103,7 @@ int RunSimFgd(const SimFgdArgs& args, std::ostream& out, std::ostream& err) {
   if (args.policy == "all") {
     policies = kAllPolicies;
   } else {
-    size_t start = 0;
-    while (start <= args.policy.size()) {
-      size_t comma = args.policy.find(',', start);
-      if (comma == std::string::npos) comma = args.policy.size();
-      std::string p = args.policy.substr(start, comma - start);
-      start = comma + 1;
+    for (const std::string& p : SplitCommas(args.policy)) {
       if (p.empty()) {
         err << "tessera sim fgd: --policy: an empty policy name in \"" << args.policy
             << "\"; run 'tessera sim fgd --help' for the names\n";

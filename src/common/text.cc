@@ -42,6 +42,20 @@ std::string ClosestMatch(std::string_view word, std::span<const std::string_view
   return best;
 }
 
+std::vector<std::string> SplitCommas(std::string_view text) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string_view::npos) {
+      parts.emplace_back(text.substr(start));
+      return parts;
+    }
+    parts.emplace_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+}
+
 std::string JoinNames(std::span<const std::string_view> items) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) {

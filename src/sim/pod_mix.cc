@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "common/rng.h"
+#include "common/text.h"
 
 namespace tessera {
 namespace {
@@ -64,12 +65,7 @@ std::string PodMix::ToString() const {
 
 Result<PodMix> ParsePodMix(const std::string& text) {
   PodMix mix;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    std::string part = text.substr(start, comma - start);
-    start = comma + 1;
+  for (const std::string& part : SplitCommas(text)) {
     size_t eq = part.find('=');
     if (eq == std::string::npos) {
       return InvalidArgument("\"" + part + "\": expected KIND=VALUE, e.g. gpushare=0.8");
