@@ -176,6 +176,10 @@ class DryRun {
       json row = TaskRow(spec_, cell_, u.job->name, u.tasks[t], r, t, step);
       if (r.outcome == PlaceOutcome::kPlaced) {
         ++placed_;
+        // The gang searched the tightest level first, so a preference is met whenever it
+        // could be; say whether it was.
+        TopologyLevel prefer = u.job->gang.prefer;
+        if (prefer != TopologyLevel::kAny) row["preferred_level_met"] = r.level <= prefer;
       } else {
         ++waiting_;
         std::string by = ExcludedBy(k);
@@ -250,7 +254,6 @@ int RunPlace(const PlaceArgs& args, std::ostream& out, std::ostream& err) {
     Unit u;
     u.job = &j;
     u.gang.require = j.gang.require;
-    u.gang.prefer = j.gang.prefer;
     for (const TaskGroup& g : j.task_groups) {
       u.gang.groups.push_back({MakeTaskShape(spec, g.request), g.count});
       for (int32_t i = 0; i < g.count; ++i)

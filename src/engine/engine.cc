@@ -101,7 +101,6 @@ JobId Engine::Submit(Job job, TimeMs at) {
   c->gang.job = id;
   c->gang.require =
       job.gang.require == TopologyLevel::kAny ? TopologyLevel::kCluster : job.gang.require;
-  c->gang.prefer = job.gang.prefer;
   std::vector<std::pair<Milli, uint16_t>> speeds;
   const uint32_t scope = scopes_.Intern(CompileConstraints(spec_, job).verdicts);
   for (const TaskGroup& g : job.task_groups) {
@@ -136,7 +135,6 @@ JobId Engine::Submit(Job job, TimeMs at) {
   for (const auto& [speed, m] : speeds)
     c->by_speed.push_back(m);
   c->signature.push_back(static_cast<uint32_t>(c->gang.require));
-  c->signature.push_back(static_cast<uint32_t>(c->gang.prefer));
   c->signature.push_back(static_cast<uint32_t>(j.priority));
   c->signature.push_back(job.tenant.value());
   j.job = std::move(job);

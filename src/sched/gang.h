@@ -1,8 +1,10 @@
 // Gang placement: all tasks of a gang, or none. The gang's topology rule names the loosest
-// level its tasks may spread over (require) and the level it would like (prefer); Tessera
-// tries the tightest level first and, at each level, the domains (islands, nodes, leaf
-// switches, spines, clusters) that can hold the whole gang, fullest first — the tightest fit
-// fragments least and leaves large domains free for large gangs.
+// level its tasks may spread over (require); Tessera tries the tightest level first and, at each
+// level, the domains (islands, nodes, leaf switches, spines, clusters) that can hold the whole
+// gang, fullest first — the tightest fit fragments least and leaves large domains free for large
+// gangs. A job's preferred level (Job::gang.prefer) therefore needs no rule of its own here: it is
+// met whenever any domain of that level holds the gang; callers report whether the result's level
+// met it.
 //
 // Each domain tried gets a CellState::Proposal: the gang's tasks are applied to it one by one
 // (so later tasks see earlier ones) and the proposal is kept when the whole gang fits, or
@@ -29,7 +31,6 @@ struct GangGroup {
 struct GangRequest {
   std::vector<GangGroup> groups;  // every group's shape has the job's placement scope
   TopologyLevel require = TopologyLevel::kCluster;  // kAny is treated as kCluster
-  TopologyLevel prefer = TopologyLevel::kAny;
   JobId job;  // stamped on every placement (TaskRef), with the task's index in group order
 };
 

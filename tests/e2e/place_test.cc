@@ -95,6 +95,37 @@ TEST(Place, AGangTooBigForItsLeafIsPendingWithReasons) {
   fs::remove(jobs);
 }
 
+// A preferred level is met whenever a domain of it holds the gang, and each placed row says
+// whether it was.
+TEST(Place, RowsSayWhetherThePreferredLevelWasMet) {
+  fs::path jobs =
+      fs::temp_directory_path() / ("tessera-prefer-" + std::to_string(::getpid()) + ".yaml");
+  // hello-train fills one leaf; x (4 A100) fits one NVLink island of the other; y (12 A100)
+  // fits no node.
+  std::ofstream(jobs) << R"(jobs:
+  - {name: x, class: training, tenant: demo/team, gang: {require: leaf, prefer: node},
+     taskGroups: [{name: w, count: 2, cpu: 8, memory: 64Gi, devices: {count: 2, models: [A100]}}]}
+  - {name: y, class: training, tenant: demo/team, gang: {require: leaf, prefer: node},
+     taskGroups: [{name: w, count: 3, cpu: 8, memory: 64Gi, devices: {count: 4, models: [A100]}}]}
+)";
+  std::string out;
+  ASSERT_EQ(Tessera("place --fleet " + kSmall + " --jobs " + jobs.string() + " -o json", &out), 0)
+      << out;
+  std::map<std::string, std::set<bool>> met;
+  std::map<std::string, std::set<std::string>> levels;
+  for (const auto& r : Rows(out)) {
+    std::string job = r["job"];
+    if (r.contains("preferred_level_met")) met[job].insert(r["preferred_level_met"].get<bool>());
+    levels[job].insert(r["level"].get<std::string>());
+  }
+  EXPECT_EQ(met["x"], std::set<bool>{true}) << out;
+  EXPECT_EQ(levels["x"], std::set<std::string>{"island"}) << out;  // tighter than a node
+  EXPECT_EQ(met["y"], std::set<bool>{false}) << out;
+  EXPECT_EQ(levels["y"], std::set<std::string>{"leaf"}) << out;
+  EXPECT_EQ(met.count("hello-train"), 0u) << "hello-train names no preferred level: " << out;
+  fs::remove(jobs);
+}
+
 // The enterprise example under its rules (examples/enterprise/policies.yaml): every hard rule
 // kept, dedicated clusters before shared before elastic, the fastest model of a tier first.
 TEST(Place, EnterpriseJobsKeepTheirRulesTiersAndSpeeds) {

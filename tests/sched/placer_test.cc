@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "config/loader.h"
 #include "sched/fragmentation.h"
 #include "sched/policy/builtin.h"
@@ -200,6 +202,21 @@ TEST(Select, RandomIsUniformOverFeasibleNodesAndDeterministic) {
   }
 }
 
+// A random fleet of `min_nodes` to `min_nodes + spread - 1` nodes of two GPU models (A 16Gi,
+// B 40Gi); `node` writes the fields after each node's name.
+Spec RandomFleet(SeededRng& rng, int min_nodes, int spread,
+                 const std::function<std::string(SeededRng&)>& node) {
+  std::string yaml =
+      "deviceModels: [{name: A, kind: gpu, memory: 16Gi}, {name: B, kind: gpu, memory: 40Gi}]\n"
+      "regions: [{name: r}]\nclusters:\n  - name: c\n    region: r\n    nodes:\n";
+  int nodes = min_nodes + static_cast<int>(rng.Uniform(static_cast<uint64_t>(spread)));
+  for (int i = 0; i < nodes; ++i)
+    yaml += "      - {name: n" + std::to_string(i) + node(rng) + "}\n";
+  LoadResult r = LoadSpecTexts({{"random.yaml", yaml}});
+  EXPECT_TRUE(r.spec.has_value()) << r.diagnostics.ToString();
+  return r.spec ? std::move(*r.spec) : Spec{};
+}
+
 // Property: on random cells, committing whatever each policy proposes never over-commits
 // CPU, memory or any device share, and never uses a model the task does not accept.
 TEST(Property, NoPolicyEverOverCommitsOrUsesADisallowedModel) {
@@ -210,28 +227,22 @@ TEST(Property, NoPolicyEverOverCommitsOrUsesADisallowedModel) {
                     {2000, 0, 0, kAnyAccelerator, 0.2}});
   for (uint64_t seed = 1; seed <= 5; ++seed) {
     SeededRng rng(seed);
-    std::string yaml =
-        "deviceModels: [{name: A, kind: gpu, memory: 16Gi}, {name: B, kind: gpu, memory: 40Gi}]\n"
-        "regions: [{name: r}]\nclusters:\n  - name: c\n    region: r\n    nodes:\n";
-    int nodes = 20 + static_cast<int>(rng.Uniform(30));
-    for (int i = 0; i < nodes; ++i) {
-      int devices = static_cast<int>(rng.Uniform(9));
-      yaml += "      - {name: n" + std::to_string(i) +
-              ", cpu: " + std::to_string(8 + rng.Uniform(120)) +
-              ", memory: " + std::to_string(16 + rng.Uniform(500)) + "Gi";
+    Spec spec = RandomFleet(rng, 20, 30, [](SeededRng& g) {
+      int devices = static_cast<int>(g.Uniform(9));
+      std::string n = ", cpu: " + std::to_string(8 + g.Uniform(120)) +
+                      ", memory: " + std::to_string(16 + g.Uniform(500)) + "Gi";
       if (devices) {
-        yaml += ", devices: {model: " + std::string(rng.Uniform(2) ? "A" : "B") +
-                ", count: " + std::to_string(devices) + "}";
+        n += ", devices: {model: " + std::string(g.Uniform(2) ? "A" : "B") +
+             ", count: " + std::to_string(devices) + "}";
       }
-      yaml += "}\n";
-    }
-    LoadResult r = LoadSpecTexts({{"random.yaml", yaml}});
-    ASSERT_TRUE(r.spec.has_value()) << r.diagnostics.ToString();
+      return n;
+    });
+    ASSERT_FALSE(HasFailure());
     for (const std::string& name : registry.Names()) {
       ScorerContext ctx{&w};
       auto scorer = registry.Create(name, ctx);
       ASSERT_TRUE(scorer.ok());
-      CellState cell = *CellState::FromSpec(*r.spec);
+      CellState cell = *CellState::FromSpec(spec);
       Placer placer(**scorer);
       ShapeTable shapes;
       SeededRng draws(seed * 100);
@@ -268,6 +279,85 @@ TEST(Property, NoPolicyEverOverCommitsOrUsesADisallowedModel) {
         }
       }
       EXPECT_GT(placed, 10) << name;
+    }
+  }
+}
+
+// Property: the placer's two paths agree. `tessera place` and explain mode scan every class;
+// the engine and the simulator use the per-shape heap kept current from the cell's class
+// changes. On random cells, with tasks placed and released at random, both choose the same
+// node, devices and score for every task of every policy that scores.
+TEST(Property, ScanAndIndexChooseTheSamePlacement) {
+  ScorerRegistry registry;
+  RegisterBuiltinScorers(registry);
+  TargetWorkload w({{4000, 300, 1, kAnyAccelerator, 0.3},
+                    {6000, 700, 1, kAnyAccelerator, 0.2},
+                    {8000, 1000, 2, kAnyAccelerator, 0.3},
+                    {2000, 0, 0, kAnyAccelerator, 0.2}});
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    SeededRng rng(seed);
+    // Few distinct node kinds, so classes have many members and ties on score are common.
+    Spec spec = RandomFleet(rng, 30, 40, [](SeededRng& g) {
+      int kind = static_cast<int>(g.Uniform(4));
+      std::string n = ", cpu: " + std::to_string(32 << (kind & 1)) + ", memory: 256Gi";
+      if (kind != 3) {
+        n += ", devices: {model: " + std::string(kind == 2 ? "B" : "A") +
+             ", count: " + std::to_string(kind == 0 ? 4 : 8) + "}";
+      }
+      return n;
+    });
+    ASSERT_FALSE(HasFailure());
+    for (const std::string& name : registry.Names()) {
+      ScorerContext ctx{&w};
+      auto scorer = registry.Create(name, ctx);
+      ASSERT_TRUE(scorer.ok());
+      if ((*scorer)->uniform()) continue;  // random placement has no index
+      CellState cell = *CellState::FromSpec(spec);
+      Placer scan(**scorer), index(**scorer);
+      scan.set_explain(true);  // explain mode always scans
+      ShapeTable shapes;
+      SeededRng draws(seed * 100);
+      std::vector<Placement> running;
+      int placed = 0, compared = 0;
+      for (int t = 0; t < 600; ++t) {
+        if (!running.empty() && draws.Uniform(3) == 0) {
+          size_t k = draws.Uniform(running.size());
+          cell.Release(running[k]);
+          running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+          continue;
+        }
+        TaskShape s;
+        s.cpu = s.cpu_for_score = static_cast<Milli>(1000 * (1 + draws.Uniform(8)));
+        s.memory = 1024;
+        uint64_t kind = draws.Uniform(4);
+        if (kind == 1) {
+          s.count = 1;
+          s.milli = static_cast<Milli>(100 * (1 + draws.Uniform(9)));
+        } else if (kind >= 2) {
+          s.count = 1 + static_cast<int32_t>(draws.Uniform(4));
+          s.milli = 1000;
+        }
+        s.models = draws.Uniform(4) == 0 ? ModelMask{2} : kAnyAccelerator;  // sometimes B only
+        shapes.Intern(s);
+        PlaceResult a = scan.Place(cell, s);
+        PlaceResult b = index.Place(cell, s);
+        ++compared;
+        ASSERT_EQ(a.outcome, b.outcome) << name << " task " << t;
+        if (a.outcome != PlaceOutcome::kPlaced) continue;
+        ASSERT_EQ(a.placement.node, b.placement.node) << name << " task " << t;
+        ASSERT_EQ(a.score, b.score) << name << " task " << t;
+        ASSERT_EQ(a.placement.devices.size(), b.placement.devices.size()) << name;
+        for (size_t d = 0; d < a.placement.devices.size(); ++d) {
+          ASSERT_EQ(a.placement.devices[d].index, b.placement.devices[d].index) << name;
+          ASSERT_EQ(a.placement.devices[d].milli, b.placement.devices[d].milli) << name;
+        }
+        ASSERT_TRUE(cell.Commit(b.placement).ok()) << name;
+        running.push_back(b.placement);
+        ++placed;
+      }
+      // The run must have filled the cell enough for the paths to face real choices.
+      EXPECT_GT(placed, 100) << name;
+      EXPECT_LT(placed, compared) << name << ": the cell never filled up";
     }
   }
 }

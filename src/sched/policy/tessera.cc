@@ -46,10 +46,11 @@
 //
 // Without a target workload (no trace to learn typical task shapes from) it is best-fit.
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <map>
-#include <mutex>
 #include <utility>
 
 #include "sched/policy/builtin.h"
@@ -83,6 +84,7 @@ class TesseraScorer final : public Scorer {
     if (devices > 0) cpu_per_milli_ = cpu / devices;
     std::sort(cpu_levels_.begin(), cpu_levels_.end());
     cpu_levels_.erase(std::unique(cpu_levels_.begin(), cpu_levels_.end()), cpu_levels_.end());
+    BuildTables();
   }
   std::string_view name() const override { return "tessera"; }
 
@@ -165,7 +167,8 @@ class TesseraScorer final : public Scorer {
   // The node's expected waste in milli-devices (see the top of the file).
   double Potential(const CellState& cell, Milli cpu_free, std::span<const uint16_t> free,
                    ModelMask models) const {
-    const Table& t = TableFor(cpu_free, models);
+    Table built;
+    const Table& t = TableFor(cpu_free, models, &built);
     double waste = 0, total = 0;
     for (uint16_t g : free) {
       waste += t.value[g];
@@ -196,15 +199,14 @@ class TesseraScorer final : public Scorer {
     return p;
   }
 
-  // The table for the typical tasks that fit `cpu_free` and the node's models. It depends
-  // only on the models and on how many distinct typical CPU requests fit, so few are built.
-  const Table& TableFor(Milli cpu_free, ModelMask models) const {
-    auto level = static_cast<int32_t>(
-        std::upper_bound(cpu_levels_.begin(), cpu_levels_.end(), cpu_free) - cpu_levels_.begin());
-    std::pair<ModelMask, int32_t> key{models, level};
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = tables_.find(key);
-    if (it != tables_.end()) return it->second;
+  // How many distinct typical CPU requests fit `cpu_free`: the table's CPU level.
+  size_t Level(Milli cpu_free) const {
+    return static_cast<size_t>(std::upper_bound(cpu_levels_.begin(), cpu_levels_.end(), cpu_free) -
+                               cpu_levels_.begin());
+  }
+
+  // V for the typical tasks that accept one of `models` and whose CPU request fits `cpu_free`.
+  Table Build(Milli cpu_free, ModelMask models) const {
     Table t;
     std::vector<double> mass(1000, 0.0);
     bool whole = false;
@@ -233,14 +235,46 @@ class TesseraScorer final : public Scorer {
       t.value[r] = v;
     }
     if (whole) t.value[1000] = 0;
-    return tables_.emplace(key, std::move(t)).first->second;
+    return t;
+  }
+
+  // Built once, at construction: a table depends only on which typical tasks accept the
+  // node's model and on the CPU level, so the models that the same typical tasks accept share
+  // one group of tables, one per level.
+  void BuildTables() {
+    const size_t levels = cpu_levels_.size() + 1;
+    std::map<std::vector<bool>, uint8_t> groups;
+    for (int b = 0; b < kMaxDeviceModels; ++b) {
+      const ModelMask bit = ModelMask{1} << b;
+      std::vector<bool> accepts;
+      for (const TypicalTask& task : workload_->tasks())
+        accepts.push_back((task.models & bit) != 0);
+      auto [it, added] = groups.emplace(std::move(accepts), static_cast<uint8_t>(groups.size()));
+      group_of_model_[static_cast<size_t>(b)] = it->second;
+      if (!added) continue;
+      for (size_t level = 0; level < levels; ++level) {
+        Milli cpu = level == 0 ? -1 : cpu_levels_[level - 1];
+        tables_.push_back(Build(cpu, bit));
+      }
+    }
+  }
+
+  // The table for the node's models and free CPU: a built one for a node of one model (every
+  // node the configuration can declare), else computed into `scratch`.
+  const Table& TableFor(Milli cpu_free, ModelMask models, Table* scratch) const {
+    if (std::popcount(models) != 1) {
+      *scratch = Build(cpu_free, models);
+      return *scratch;
+    }
+    const size_t group = group_of_model_[static_cast<size_t>(std::countr_zero(models))];
+    return tables_[group * (cpu_levels_.size() + 1) + Level(cpu_free)];
   }
 
   const TargetWorkload* workload_;
   double cpu_per_milli_ = 0;       // the typical device tasks' CPU per milli-device
   std::vector<Milli> cpu_levels_;  // the distinct CPU requests of typical device tasks
-  mutable std::mutex mu_;
-  mutable std::map<std::pair<ModelMask, int32_t>, Table> tables_;
+  std::array<uint8_t, kMaxDeviceModels> group_of_model_{};  // each model's group of tables
+  std::vector<Table> tables_;                               // by group, then CPU level
 };
 
 }  // namespace
