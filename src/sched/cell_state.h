@@ -177,8 +177,6 @@ class CellState {
   };
   void Restore(const NodeSnapshot& snap);
 
- public:
- private:
   struct Builder;
   void Classify(uint32_t node);
   void Unclassify(uint32_t node);

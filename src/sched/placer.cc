@@ -83,7 +83,16 @@ PlaceResult Placer::NotPlaced(const CellState& cell, const TaskShape& shape, Exp
   return r;
 }
 
+void Placer::Refresh(const CellState& cell) {
+  uint64_t epoch = scorer_.Epoch(cell);
+  if (epoch == epoch_) return;
+  epoch_ = epoch;
+  cache_.clear();
+  index_.clear();
+}
+
 PlaceResult Placer::Place(const CellState& cell, const TaskShape& shape, Rng* rng) {
+  Refresh(cell);
   if (explain_ || scorer_.uniform()) return PlaceByScan(cell, shape, rng);
   return PlaceByIndex(cell, shape, rng);
 }
@@ -141,6 +150,7 @@ PlaceResult Placer::PlaceByScan(const CellState& cell, const TaskShape& shape, R
 
 PlaceResult Placer::PlaceWithin(const CellState& cell, const TaskShape& shape,
                                 const std::vector<uint32_t>& nodes, Rng* rng) {
+  Refresh(cell);
   std::vector<Candidate> candidates;
   candidates.reserve(nodes.size());
   for (const uint32_t& node : nodes)

@@ -90,6 +90,8 @@ class Placer {
     std::span<const uint32_t> nodes;
     uint32_t slot;
   };
+  // Drops every cached score when the scorer's epoch changed (Scorer::Epoch).
+  void Refresh(const CellState& cell);
   PlaceResult PlaceByScan(const CellState& cell, const TaskShape& shape, Rng* rng);
   // The one selection loop: filter counts, the best score (ties to the lower rank), or for a
   // uniform policy a random feasible node; `total` nodes are in the explanation.
@@ -116,6 +118,7 @@ class Placer {
   bool explain_ = false;
   std::vector<std::vector<Evaluation>> cache_;  // by class slot
   std::vector<ShapeIndex> index_;               // by shape id
+  uint64_t epoch_ = 0;                          // the scorer's epoch the caches hold
 };
 
 }  // namespace tessera

@@ -42,6 +42,15 @@ class Scorer {
   virtual void PickRandomDevices(const CellState& cell, uint32_t node, const TaskShape& shape,
                                  Rng& rng, std::vector<DeviceUse>* pick) const;
 
+  // For a score that depends on the cell as a whole as well as on the node (tessera's model
+  // pressure): that cell-wide state, quantised, as a number that changes when it does. The
+  // score must read only the quantised state, so that a cached score stays exact; the placer
+  // drops its cached scores when the epoch changes. Default: scores depend on the node only.
+  virtual uint64_t Epoch(const CellState& cell) const {
+    (void)cell;
+    return 0;
+  }
+
   // Called after a placement chosen by this scorer is committed (stateful policies).
   virtual void OnCommit(const CellState& cell, const Placement& p) { (void)cell, (void)p; }
 

@@ -30,11 +30,17 @@
 //     counts the free space too small for the typical large task;
 //   * minus the node's free capacity times the pressure on its models (kPressureWeight):
 //     for each set of models some demand is pinned to, that demand's share of all device
-//     demand times the cell's devices over the set's. Unconstrained tasks then leave scarce,
-//     wanted models (P100, V100, G3 on openb) to the tasks pinned to them. The pinned demand
-//     comes from the whole workload (TargetWorkload::pinned): each pinned shape is rare on its
-//     own and mostly falls outside the typical shapes. It replaces FGD's NoAccess term, which
-//     drew unconstrained tasks onto the models most pins exclude — the small pools.
+//     demand times the cell's free devices over the set's (each as a share of its capacity,
+//     in steps of 1/kFreeSteps). Unconstrained tasks then leave scarce, wanted models (P100,
+//     V100, G3 on openb) to the tasks pinned to them, and stay off a set that fills faster
+//     than the cell. Measured by size alone (cell's devices over the set's), the pressure
+//     was equal on every model where pins are proportional to the models' sizes, and the
+//     small pools filled first (gpuspec=0.33: 0.33 below fgd at 100% arrived; now above).
+//     The pinned demand comes from the whole workload (TargetWorkload::pinned): each pinned
+//     shape is rare on its own and mostly falls outside the typical shapes. It replaces FGD's
+//     NoAccess term, which drew unconstrained tasks onto the models most pins exclude.
+//     The fill is cell-wide state: Epoch() reports it, and the placer drops cached scores
+//     when it changes.
 // The score is the decrease of the potential, plus a best-fit tie-break below one
 // milli-device (least CPU and device capacity left on the node, then for a share the device
 // left with the least free share). Ties after that go to the lower rank, as for every policy.
@@ -66,6 +72,8 @@ constexpr double kCpuShortageWeight = 0.1;
 constexpr double kFgdWeight = 0.3;
 // Per unit of the node's free capacity: how much of it model-constrained demand will claim.
 constexpr double kPressureWeight = 0.3;
+// The pressure follows how full each model's devices are, in steps of 1/kFreeSteps.
+constexpr int kFreeSteps = 16;
 // Tie-breaks, each below the resolution of the previous key (milli-devices of potential).
 constexpr double kNodeFitWeight = 1.0;
 constexpr double kDeviceFitWeight = 1e-3;
@@ -189,16 +197,41 @@ class TesseraScorer final : public Scorer {
   // how much smaller than the cell those models are. High where scarce models are wanted.
   static double Pressure(const CellState& cell, const TargetWorkload& w, ModelMask models) {
     double p = 0;
+    const int all = FreeStep(cell, kAnyAccelerator);
     for (const auto& [mask, share] : w.pinned()) {
       if ((mask & models) == 0) continue;
       int64_t cap = 0;
       for (size_t m = 0; m < cell.model_count(); ++m)
         if ((mask >> m) & 1) cap += cell.model_devices(static_cast<uint16_t>(m));
-      if (cap > 0) p += share * static_cast<double>(cell.device_total()) / static_cast<double>(cap);
+      if (cap == 0) continue;
+      p += share * static_cast<double>(cell.device_total()) / static_cast<double>(cap) *
+           static_cast<double>(all) / static_cast<double>(FreeStep(cell, mask));
     }
     return p;
   }
 
+  // The free share of the devices of `mask` in the cell, in steps of 1/kFreeSteps, rounded
+  // up (at least one step).
+  static int FreeStep(const CellState& cell, ModelMask mask) {
+    Milli free = 0, capacity = 0;
+    for (size_t c = 0; c < cell.domain_count(TopologyLevel::kCluster); ++c) {
+      free += cell.DomainFreeDevices(TopologyLevel::kCluster, c, mask);
+      capacity += cell.DomainDeviceCapacity(TopologyLevel::kCluster, c, mask);
+    }
+    if (capacity <= 0) return kFreeSteps;
+    return std::max<int>(1, static_cast<int>((free * kFreeSteps + capacity - 1) / capacity));
+  }
+
+ public:
+  uint64_t Epoch(const CellState& cell) const override {
+    if (workload_ == nullptr || workload_->pinned().empty()) return 0;
+    uint64_t epoch = static_cast<uint64_t>(FreeStep(cell, kAnyAccelerator));
+    for (const auto& [mask, share] : workload_->pinned())
+      epoch = epoch * 31 + static_cast<uint64_t>(FreeStep(cell, mask));
+    return epoch;
+  }
+
+ private:
   // How many distinct typical CPU requests fit `cpu_free`: the table's CPU level.
   size_t Level(Milli cpu_free) const {
     return static_cast<size_t>(std::upper_bound(cpu_levels_.begin(), cpu_levels_.end(), cpu_free) -
