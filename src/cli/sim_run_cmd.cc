@@ -16,6 +16,7 @@
 #include "cli/output.h"
 #include "cli/sim_report.h"
 #include "common/file.h"
+#include "common/text.h"
 #include "engine/ordering.h"
 #include "sim/sim_run.h"
 
@@ -40,22 +41,11 @@ struct SimRunArgs {
   std::string mtbf;
   std::string mttr = "4h";
   std::string failures;
+  std::string cluster;          // philly: one virtual cluster
+  std::string backfill = "on";  // off: no policy of the run backfills
   bool progress = false;
   bool no_progress = false;
 };
-
-std::vector<std::string> SplitCommas(const std::string& s) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t c = s.find(',', pos);
-    std::string item = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
-    if (!item.empty()) out.push_back(item);
-    if (c == std::string::npos) break;
-    pos = c + 1;
-  }
-  return out;
-}
 
 bool WriteText(const std::filesystem::path& path, const std::string& text, std::ostream& err) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
@@ -70,9 +60,17 @@ bool WriteText(const std::filesystem::path& path, const std::string& text, std::
 int RunSimRun(const SimRunArgs& args, std::ostream& out, std::ostream& err) {
   auto format = ParseTraceFormat(args.format);
   if (!format) {
-    err << "tessera sim run: --format: expected openb, gavel, sia, pai2020, jsonl or synthetic, "
-           "got \""
+    err << "tessera sim run: --format: expected openb, gavel, sia, pai2020, philly, jsonl or "
+           "synthetic, got \""
         << args.format << "\"\n";
+    return kExitInvalidInput;
+  }
+  if (!args.cluster.empty() && *format != TraceFormat::kPhilly) {
+    err << "tessera sim run: --cluster is for --format philly only\n";
+    return kExitInvalidInput;
+  }
+  if (args.backfill != "on" && args.backfill != "off") {
+    err << "tessera sim run: --backfill: expected on or off, got \"" << args.backfill << "\"\n";
     return kExitInvalidInput;
   }
   if (*format != TraceFormat::kSynthetic && args.workload.empty()) {
@@ -89,8 +87,10 @@ int RunSimRun(const SimRunArgs& args, std::ostream& out, std::ostream& err) {
   }
   std::vector<SimPolicy> policies;
   std::vector<std::string> names = {args.policy};
-  for (const std::string& p : SplitCommas(args.compare))
-    names.push_back(p);
+  if (!args.compare.empty()) {
+    for (const std::string& p : SplitCommas(args.compare))
+      names.push_back(p);  // an empty item is an unknown policy
+  }
   for (const std::string& name : names) {
     auto p = ParseSimPolicy(name);
     if (!p.ok()) {
@@ -101,6 +101,13 @@ int RunSimRun(const SimRunArgs& args, std::ostream& out, std::ostream& err) {
                     [&](const SimPolicy& q) { return q.name == p->name; })) {
       err << "tessera sim run: policy " << name << " named twice\n";
       return kExitInvalidInput;
+    }
+    if (args.backfill == "off") {
+      if (p->name == "backfill") {
+        err << "tessera sim run: policy backfill with --backfill off is fifo\n";
+        return kExitInvalidInput;
+      }
+      p->backfill = false;
     }
     policies.push_back(*p);
   }
@@ -134,6 +141,7 @@ int RunSimRun(const SimRunArgs& args, std::ostream& out, std::ostream& err) {
   io.jobs = args.jobs;
   io.load = args.load;
   io.seed = args.seed;
+  io.philly_cluster = args.cluster;
   auto workload = ImportWorkload(spec, *format, args.workload, io);
   if (!workload.ok()) {
     err << "tessera sim run: " << workload.status().message() << "\n";
@@ -255,7 +263,8 @@ void RegisterSimRun(CLI::App* sim, std::ostream& out, std::ostream& err, int& co
   auto args = std::make_shared<SimRunArgs>();
   run->add_option("--fleet", args->fleet, "Fleet YAML files or directories")->required();
   run->add_option("--workload", args->workload, "Workload file (not for --format synthetic)");
-  run->add_option("--format", args->format, "openb, gavel, sia, pai2020, jsonl or synthetic")
+  run->add_option("--format", args->format,
+                  "openb, gavel, sia, pai2020, philly, jsonl or synthetic")
       ->required();
   run->add_option("--policy", args->policy, "fifo, backfill, las or hetero")->capture_default_str();
   run->add_option("--compare", args->compare, "Further policies to run, comma-separated");
@@ -284,6 +293,12 @@ void RegisterSimRun(CLI::App* sim, std::ostream& out, std::ostream& err, int& co
   run->add_option("--mttr", args->mttr, "Failures: mean time to repair a node")
       ->capture_default_str();
   run->add_option("--failures", args->failures, "Failures: schedule CSV time_s,node,down_s");
+  run->add_option("--cluster", args->cluster,
+                  "Philly: replay one virtual cluster (e.g. 6c71a0); default: all, each as the "
+                  "tenant of its name if the fleet has one");
+  run->add_option("--backfill", args->backfill,
+                  "on: the policies backfill as documented; off: none does (to measure its gain)")
+      ->capture_default_str();
   run->add_flag("--progress", args->progress,
                 "Draw a progress bar on stderr even when not a terminal");
   run->add_flag("--no-progress", args->no_progress, "Never draw the progress bar");

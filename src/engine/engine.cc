@@ -582,21 +582,25 @@ bool Engine::TryStart(JobRecord& j, CycleState& cs) {
   return false;
 }
 
-std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
-                                                 bool* quota_refused) {
+std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs, bool* quota_refused,
+                                                 ModelMask only) {
   Compiled& c = *compiled_[j.id.value()];
+  const ModelMask mine = c.mask == 0 ? 0 : c.mask & only;  // CPU-only jobs have no models
+  if (c.mask != 0 && mine == 0) return std::nullopt;
   std::vector<ModelMask> masks;
   bool mixed_last = false;
   if (ordering_.speed_aware() && c.by_speed.size() > 1) {
     for (uint16_t m : cs.contended ? ByAdvantage(c) : c.by_speed)
-      masks.push_back(ModelMask{1} << m);
+      if ((mine >> m) & 1) masks.push_back(ModelMask{1} << m);
     // A gang larger than any one model's devices may still run across models, at the pace
     // of the slowest; one that fits a single model waits for it instead (tried below only
     // when every single model is infeasible).
-    masks.push_back(c.mask);
-    mixed_last = true;
+    if (std::popcount(mine) > 1) {
+      masks.push_back(mine);
+      mixed_last = true;
+    }
   } else {
-    masks.push_back(c.mask);
+    masks.push_back(mine);
   }
   auto variant = [&](ModelMask mask) -> const GangRequest& { return Variant(c, mask); };
   bool all_infeasible = true;
@@ -630,7 +634,7 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
       if (masks.size() == 1) {
         ModelMask allowed = 0;
         for (size_t m = 0; m < cell_.model_count(); ++m) {
-          if (((c.mask >> m) & 1) && quotas_.Check(j.job.tenant, RequestPerModel(j, m)).ok)
+          if (((mine >> m) & 1) && quotas_.Check(j.job.tenant, RequestPerModel(j, m)).ok)
             allowed |= ModelMask{1} << m;
         }
         if (allowed != 0 && allowed != mask) masks.push_back(allowed);
@@ -816,15 +820,29 @@ std::optional<Engine::Reservation> Engine::ComputeReservation(const JobRecord& h
 
 // ---- preemption ----
 
-bool Engine::MayPreempt(const JobRecord& preemptor, const JobRecord& victim, bool reclaim,
+bool Engine::MayPreempt(const JobRecord& preemptor, const JobRecord& victim, ModelMask reclaim,
                         TimeMs now) const {
   if (!victim.running() || victim.id == preemptor.id) return false;
   if (victim.priority > preemptor.priority) return false;  // never a higher class
-  bool lower = victim.priority < preemptor.priority;
-  bool displaced = !lower && ordering_.preemptive() && ordering_.Displaces(preemptor, victim, now);
   bool reclaimed = false;
-  if (reclaim && victim.borrowing && victim.job.tenant != preemptor.job.tenant) reclaimed = true;
-  if (!lower && !displaced && !reclaimed) return false;
+  if (reclaim != 0) {
+    // Only capacity the victim's tenant borrowed of a reclaimed model: the tenant holds more
+    // of it than its guarantee (the preemptor's own tenant never reclaims from itself).
+    if (victim.job.tenant == preemptor.job.tenant) return false;
+    for (const Placement& p : victim.placements) {
+      auto devices = cell_.devices(p.node);
+      for (const DeviceUse& u : p.devices) {
+        uint16_t m = devices[u.index].model;
+        if (((reclaim >> m) & 1) && quotas_.Borrowing(victim.job.tenant, m)) reclaimed = true;
+      }
+    }
+    if (!reclaimed) return false;
+  } else {
+    bool lower = victim.priority < preemptor.priority;
+    bool displaced =
+        !lower && ordering_.preemptive() && ordering_.Displaces(preemptor, victim, now);
+    if (!lower && !displaced) return false;
+  }
   if (!victim.preemptible && !reclaimed) return false;
   std::vector<const PolicyRule*> rules = MatchingRules(spec_, RuleKind::kPreemption, preemptor.job);
   if (!rules.empty()) {
@@ -848,8 +866,10 @@ bool Engine::MayPreempt(const JobRecord& preemptor, const JobRecord& victim, boo
       }
     }
   }
-  // Freeing it must help: it holds devices of a model the preemptor accepts.
-  const ModelMask mask = compiled_[preemptor.id.value()]->mask;
+  // Freeing it must help: it holds devices of a model the preemptor accepts (in a reclaim,
+  // of a reclaimed model).
+  const ModelMask mask =
+      compiled_[preemptor.id.value()]->mask & (reclaim ? reclaim : ~ModelMask{0});
   for (const Placement& p : victim.placements) {
     auto devices = cell_.devices(p.node);
     for (const DeviceUse& u : p.devices)
@@ -859,15 +879,21 @@ bool Engine::MayPreempt(const JobRecord& preemptor, const JobRecord& victim, boo
 }
 
 bool Engine::TryPreempt(JobRecord& j, CycleState& cs) {
+  if (PreemptFor(j, cs, 0)) return true;
   const Compiled& c = *compiled_[j.id.value()];
-  bool reclaim = false;
+  ModelMask reclaim = 0;
   for (size_t m = 0; m < cell_.model_count(); ++m) {
     if (((c.mask >> m) & 1) && quotas_.Guarded(m) &&
         quotas_.WithinGuarantee(j.job.tenant, RequestPerModel(j, m))) {
-      reclaim = true;
-      break;
+      reclaim |= ModelMask{1} << m;
     }
   }
+  return reclaim != 0 && PreemptFor(j, cs, reclaim);
+}
+
+bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim) {
+  const Compiled& c = *compiled_[j.id.value()];
+  const ModelMask mask = reclaim ? c.mask & reclaim : c.mask;
   struct Candidate {
     int32_t priority;
     double lost;
@@ -895,7 +921,7 @@ bool Engine::TryPreempt(JobRecord& j, CycleState& cs) {
 
   Milli avail = 0;
   for (size_t m = 0; m < free_by_model_.size(); ++m)
-    if ((c.mask >> m) & 1) avail += free_by_model_[m];
+    if ((mask >> m) & 1) avail += free_by_model_[m];
   std::vector<uint32_t> released;
   std::vector<std::vector<Placement>> saved;
   auto restore = [&](size_t i) {
@@ -919,15 +945,15 @@ bool Engine::TryPreempt(JobRecord& j, CycleState& cs) {
     released.push_back(cand.id);
     Milli before = 0;
     for (size_t m = 0; m < free_by_model_.size(); ++m)
-      if ((c.mask >> m) & 1) before += free_by_model_[m];
+      if ((mask >> m) & 1) before += free_by_model_[m];
     ReleaseResources(v);
     Milli after = 0;
     for (size_t m = 0; m < free_by_model_.size(); ++m)
-      if ((c.mask >> m) & 1) after += free_by_model_[m];
+      if ((mask >> m) & 1) after += free_by_model_[m];
     avail += after - before;
     if (avail < j.device_milli) continue;
     bool refused = false;
-    placed = PlaceWithQuota(j, cs, &refused);
+    placed = PlaceWithQuota(j, cs, &refused, reclaim ? reclaim : kAnyAccelerator);
     if (placed) break;
   }
   if (!placed) {
@@ -955,10 +981,9 @@ bool Engine::TryPreempt(JobRecord& j, CycleState& cs) {
   std::sort(victims.begin(), victims.end());
   for (uint32_t id : victims) {
     JobRecord& v = jobs_[id];
-    std::string cause = v.priority < j.priority ? "priority"
-                        : (v.borrowing && v.job.tenant != j.job.tenant && reclaim)
-                            ? "quota-reclaim"
-                            : std::string(ordering_.name());
+    std::string cause = reclaim                   ? "quota-reclaim"
+                        : v.priority < j.priority ? "priority"
+                                                  : std::string(ordering_.name());
     // Resources are released already; finish the stop.
     backend_.Stop(v, cs.now);
     v.placements = saved[std::find(released.begin(), released.end(), id) - released.begin()];

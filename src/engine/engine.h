@@ -114,8 +114,15 @@ class Engine final : public EventSink {
   void Rekey(TimeMs now);
   void PlacePending(CycleState& cs);
   bool TryStart(JobRecord& j, CycleState& cs);
-  std::optional<GangResult> PlaceWithQuota(JobRecord& j, CycleState& cs, bool* quota_refused);
+  // Places the job where its quota admits it, on the models of `only` among its own.
+  std::optional<GangResult> PlaceWithQuota(JobRecord& j, CycleState& cs, bool* quota_refused,
+                                           ModelMask only = kAnyAccelerator);
+  // Preemption in two passes: victims of a lower class (or displaced by a preemptive
+  // ordering), else — when the job's tenant is within its guarantee of some models — capacity
+  // other tenants borrowed of those models, with the job placed on them.
   bool TryPreempt(JobRecord& j, CycleState& cs);
+  // One pass: `reclaim` = 0 for the first, the models reclaimed for the second.
+  bool PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim);
   void MigrateToFasterModels(CycleState& cs);
   // The speed of the job's current run: its slowest task's device model.
   Milli RunSpeed(const JobRecord& j) const;
@@ -136,7 +143,9 @@ class Engine final : public EventSink {
   std::vector<Milli> RequestPerModel(const JobRecord& j, size_t model) const;
   std::optional<Reservation> ComputeReservation(const JobRecord& head, TimeMs now) const;
   bool MayBackfill(const JobRecord& j, Reservation& r, TimeMs now) const;
-  bool MayPreempt(const JobRecord& preemptor, const JobRecord& victim, bool reclaim,
+  // Whether `victim` may make room for `preemptor`: with `reclaim` = 0, by class or the
+  // ordering; else only as borrowed capacity of the models in `reclaim`.
+  bool MayPreempt(const JobRecord& preemptor, const JobRecord& victim, ModelMask reclaim,
                   TimeMs now) const;
   TimeMs EstimatedEnd(const JobRecord& j, TimeMs now) const;
   void ScheduleTick(TimeMs now);

@@ -218,6 +218,7 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
 
   json m = json::object();
   m["policy"] = policy.name;
+  m["backfill"] = policy.backfill;
   m["placement"] = options.placement;
   m["seed"] = options.seed;
   m["jobs"] = {{"submitted", n},           {"completed", completed},

@@ -151,13 +151,8 @@ Result<Workload> ParseGavelTrace(const Spec& spec, const std::string& name, std:
       continue;
     }
     TraceJob tj;
+    tj.job = TraceTrainingJob("gavel-" + std::to_string(line_no), tenant, options);
     Job& job = tj.job;
-    job.name = "gavel-" + std::to_string(line_no);
-    job.job_class = WorkloadClass::kTraining;
-    job.tenant = tenant;
-    job.priority = "normal";
-    job.preemptible = true;
-    job.checkpoint_interval = options.default_checkpoint;
     job.labels["job_type"] = type;
     TaskGroup g;
     g.name = "worker";
@@ -170,8 +165,6 @@ Result<Workload> ParseGavelTrace(const Spec& spec, const std::string& name, std:
       g.request.devices.models.push_back({*models[k], speed});
     }
     job.task_groups.push_back(std::move(g));
-    job.gang.require = TopologyLevel::kCluster;
-    job.gang.prefer = TopologyLevel::kNode;
     tj.work = std::max<Millis>(1000, std::llround(steps / fastest * 1000.0));
     job.runtime = tj.work;
     job.submit_time = std::llround(arrival * 1000.0);

@@ -105,14 +105,7 @@ Result<Workload> ParsePaiTasks(const Spec& spec, const std::string& name, std::s
     auto [it, fresh] = index.emplace(std::string(*job_name), w.jobs.size());
     if (fresh) {
       TraceJob tj;
-      tj.job.name = std::string(*job_name);
-      tj.job.job_class = WorkloadClass::kTraining;
-      tj.job.tenant = tenant;
-      tj.job.priority = "normal";
-      tj.job.preemptible = true;
-      tj.job.checkpoint_interval = options.default_checkpoint;
-      tj.job.gang.require = TopologyLevel::kCluster;
-      tj.job.gang.prefer = TopologyLevel::kNode;
+      tj.job = TraceTrainingJob(std::string(*job_name), tenant, options);
       tj.job.submit_time = arrival;
       w.jobs.push_back(std::move(tj));
     }

@@ -53,13 +53,8 @@ Result<Workload> ParseSiaWorkload(const Spec& spec, const std::string& name, std
       continue;
     }
     TraceJob tj;
+    tj.job = TraceTrainingJob(std::string(*job_name), tenant, options);
     Job& job = tj.job;
-    job.name = std::string(*job_name);
-    job.job_class = WorkloadClass::kTraining;
-    job.tenant = tenant;
-    job.priority = "normal";
-    job.preemptible = true;
-    job.checkpoint_interval = options.default_checkpoint;
     job.labels["application"] = std::string(*app);
     job.labels["batch_size"] = std::to_string(*batch);
     TaskGroup g;
@@ -69,8 +64,6 @@ Result<Workload> ParseSiaWorkload(const Spec& spec, const std::string& name, std
     g.request.devices.count = 1;
     g.request.devices.kind = DeviceKind::kGpu;
     job.task_groups.push_back(std::move(g));
-    job.gang.require = TopologyLevel::kCluster;
-    job.gang.prefer = TopologyLevel::kNode;
     tj.work = std::llround(work->second * 3600.0 * 1000.0 / static_cast<double>(*replicas));
     job.runtime = tj.work;
     job.submit_time = *time * 1000;

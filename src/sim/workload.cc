@@ -14,6 +14,7 @@ std::optional<TraceFormat> ParseTraceFormat(std::string_view s) {
   if (s == "gavel") return TraceFormat::kGavel;
   if (s == "sia") return TraceFormat::kSia;
   if (s == "pai2020") return TraceFormat::kPai2020;
+  if (s == "philly") return TraceFormat::kPhilly;
   if (s == "jsonl") return TraceFormat::kJsonl;
   if (s == "synthetic") return TraceFormat::kSynthetic;
   return std::nullopt;
@@ -29,6 +30,8 @@ std::string_view TraceFormatName(TraceFormat f) {
       return "sia";
     case TraceFormat::kPai2020:
       return "pai2020";
+    case TraceFormat::kPhilly:
+      return "philly";
     case TraceFormat::kJsonl:
       return "jsonl";
     case TraceFormat::kSynthetic:
@@ -44,6 +47,19 @@ TenantId DefaultTenant(const Spec& spec) {
     if (spec.tenants[i].children.empty()) return TenantId(static_cast<uint32_t>(i));
   }
   return TenantId();
+}
+
+Job TraceTrainingJob(std::string name, TenantId tenant, const ImportOptions& options) {
+  Job job;
+  job.name = std::move(name);
+  job.job_class = WorkloadClass::kTraining;
+  job.tenant = tenant;
+  job.priority = "normal";
+  job.preemptible = true;
+  job.checkpoint_interval = options.default_checkpoint;
+  job.gang.require = TopologyLevel::kCluster;
+  job.gang.prefer = TopologyLevel::kNode;
+  return job;
 }
 
 bool LineReader::Next(std::string_view* line) {
@@ -131,6 +147,9 @@ Result<Workload> ImportWorkload(const Spec& spec, TraceFormat format, const std:
         break;
       case TraceFormat::kPai2020:
         w = ParsePaiTasks(spec, path, *text, options);
+        break;
+      case TraceFormat::kPhilly:
+        w = ParsePhillyJobs(spec, path, *text, options);
         break;
       case TraceFormat::kJsonl:
         w = ParseJsonlJobs(spec, path, *text, options);

@@ -25,7 +25,7 @@ struct Workload {
   std::vector<std::string> notes;  // what the importer assumed or skipped
 };
 
-enum class TraceFormat { kOpenb, kGavel, kSia, kPai2020, kJsonl, kSynthetic };
+enum class TraceFormat { kOpenb, kGavel, kSia, kPai2020, kPhilly, kJsonl, kSynthetic };
 std::optional<TraceFormat> ParseTraceFormat(std::string_view s);
 std::string_view TraceFormatName(TraceFormat f);
 
@@ -34,6 +34,8 @@ struct ImportOptions {
   // beside the trace and up to three folders above it.
   std::string throughputs;
   Millis default_checkpoint = 300 * 1000;  // for trace jobs that declare none
+  // Philly: replay only this virtual cluster (e.g. "6c71a0"); empty = every one.
+  std::string philly_cluster;
   // Synthetic generator.
   int64_t jobs = 1000;
   double load = 0.8;  // offered device demand / fleet capacity
@@ -52,6 +54,8 @@ Result<Workload> ParseSiaWorkload(const Spec& spec, const std::string& name, std
                                   const ImportOptions& options);
 Result<Workload> ParsePaiTasks(const Spec& spec, const std::string& name, std::string_view text,
                                const ImportOptions& options);
+Result<Workload> ParsePhillyJobs(const Spec& spec, const std::string& name, std::string_view text,
+                                 const ImportOptions& options);
 Result<Workload> ParseJsonlJobs(const Spec& spec, const std::string& name, std::string_view text,
                                 const ImportOptions& options);
 Result<Workload> OpenbWorkload(const Spec& spec, const std::string& path,
@@ -76,6 +80,9 @@ class LineReader {
 };
 
 TenantId DefaultTenant(const Spec& spec);
+// What a job of a public trace becomes: a preemptible training job of normal priority, a gang
+// within one cluster that prefers one node, checkpointing every options.default_checkpoint.
+Job TraceTrainingJob(std::string name, TenantId tenant, const ImportOptions& options);
 void SortByArrival(Workload& w);
 // A device model of the fleet by name, ignoring case ("v100" finds V100).
 std::optional<DeviceModelId> FindModelNoCase(const Spec& spec, std::string_view name);

@@ -31,13 +31,22 @@ TEST(Examples, EveryExampleDirectoryAndFileValidates) {
   int checked = 0;
   for (const auto& entry : fs::directory_iterator(kExamples)) {
     // Workloads are not configurations: SimRun.TheExampleJsonlWorkloadRunsToCompletion runs them.
-    if (entry.is_directory() && entry.path().filename() != "workloads") {
-      LoadResult r = LoadSpecFiles({entry.path().string()});
-      EXPECT_TRUE(r.spec.has_value()) << entry.path() << "\n" << r.diagnostics.ToString();
+    if (!entry.is_directory() || entry.path().filename() == "workloads") continue;
+    // fleets/ holds separate fleets, one per file; every other directory is one configuration.
+    std::vector<fs::path> configs;
+    if (entry.path().filename() == "fleets") {
+      for (const auto& file : fs::directory_iterator(entry.path()))
+        configs.push_back(file.path());
+    } else {
+      configs.push_back(entry.path());
+    }
+    for (const fs::path& config : configs) {
+      LoadResult r = LoadSpecFiles({config.string()});
+      EXPECT_TRUE(r.spec.has_value()) << config << "\n" << r.diagnostics.ToString();
       ++checked;
     }
   }
-  EXPECT_GE(checked, 3);
+  EXPECT_GE(checked, 4);  // small, enterprise, fleets/gavel-108, fleets/philly-64
 }
 
 TEST(Examples, EnterpriseMeetsTheFoundationBrief) {

@@ -183,6 +183,63 @@ TEST(SimRun, ProgressBarOnRequestAndNeverWithNoProgress) {
   fs::remove_all(out);
 }
 
+// Philly's virtual cluster 2869ce (422 jobs, real durations) on 64 P100: EASY backfill and
+// preemptive LAS each lower mean JCT against strict FIFO; --backfill off turns backfill off for
+// every policy of the run, and changes what LAS does.
+TEST(SimRun, PhillyVirtualClusterBackfillAndLasBeatFifo) {
+  const std::string philly = std::string(TESSERA_SHARED_DATA) + "/philly/philly-jobs.csv";
+  const std::string fleet = kSource + "/examples/fleets/philly-64.yaml";
+  fs::path dir = TempDir("philly");
+  std::string text;
+  const std::string base = "sim run --fleet " + fleet + " --format philly --workload " + philly +
+                           " --cluster 2869ce --no-progress";
+  ASSERT_EQ(
+      Tessera(base + " --policy fifo --compare backfill,las --out " + (dir / "on").string(), &text),
+      0)
+      << text;
+  EXPECT_NE(text.find("virtual cluster 2869ce: 422 jobs, tenant philly/2869ce"), std::string::npos)
+      << text;
+  json on = json::parse(Read(dir / "on" / "metrics.json"));
+  auto mean_jct = [](const json& m) { return m["jct_s"]["mean"].get<double>(); };
+  for (const char* p : {"fifo", "backfill", "las"}) {
+    EXPECT_EQ(on[p]["jobs"]["completed"], 422) << p;
+    ExpectSummary(on[p]["jct_s"], std::string(p) + ".jct_s");
+  }
+  EXPECT_LT(mean_jct(on["backfill"]), mean_jct(on["fifo"]));
+  EXPECT_LT(mean_jct(on["las"]), mean_jct(on["fifo"]));
+  EXPECT_GT(on["las"]["preemptions"].get<uint64_t>(), 0u);
+  EXPECT_GT(on["backfill"]["engine"]["backfilled"].get<uint64_t>(), 0u);
+
+  ASSERT_EQ(Tessera(base + " --policy las --backfill off --out " + (dir / "off").string(), &text),
+            0)
+      << text;
+  json off = json::parse(Read(dir / "off" / "metrics.json"));
+  EXPECT_EQ(off["las"]["backfill"], false);
+  EXPECT_EQ(on["las"]["backfill"], true);
+  EXPECT_EQ(off["las"]["engine"]["backfilled"], 0);
+  EXPECT_NE(mean_jct(off["las"]), mean_jct(on["las"]));
+
+  EXPECT_EQ(
+      Tessera(base + " --policy backfill --backfill off --out " + (dir / "x").string(), &text), 2);
+  EXPECT_NE(text.find("policy backfill with --backfill off is fifo"), std::string::npos) << text;
+  EXPECT_EQ(Tessera(base + " --backfill maybe --out " + (dir / "x").string(), &text), 2);
+  EXPECT_NE(text.find("--backfill: expected on or off"), std::string::npos) << text;
+  EXPECT_EQ(Tessera("sim run --fleet " + fleet + " --format philly --workload " + philly +
+                        " --cluster nope --out " + (dir / "x").string(),
+                    &text),
+            2);
+  EXPECT_NE(text.find("no virtual cluster \"nope\" (the trace has 0e4a51, 103959"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(Tessera("sim run --fleet " + kFleet + " --format gavel --workload " + kGavel +
+                        "6c71a0.trace --cluster 6c71a0 --out " + (dir / "x").string(),
+                    &text),
+            2);
+  EXPECT_NE(text.find("--cluster is for --format philly only"), std::string::npos) << text;
+  EXPECT_FALSE(fs::exists(dir / "x" / "metrics.json")) << "nothing is written on bad input";
+  fs::remove_all(dir);
+}
+
 TEST(SimRun, MalformedWorkloadsAndFlagsExitTwoWithTheLine) {
   fs::path dir = TempDir("bad");
   fs::create_directories(dir);

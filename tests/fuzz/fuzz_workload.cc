@@ -1,5 +1,5 @@
 // Fuzzes the simulator's workload importers on a fixed small fleet: the first byte picks the
-// format (gavel, jsonl, sia, pai2020), the rest is the file. Any input must give a workload
+// format (gavel, jsonl, sia, pai2020, philly), the rest is the file. Any input must give a workload
 // or an error with a message, never a crash or a hang.
 #include <cstddef>
 #include <cstdint>
@@ -50,15 +50,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const tessera::Spec& spec = Fleet();
   tessera::ImportOptions options;
   tessera::Result<tessera::Workload> w = [&]() -> tessera::Result<tessera::Workload> {
-    switch (data[0] % 4) {
+    switch (data[0] % 5) {
       case 0:
         return tessera::ParseGavelTrace(spec, "fuzz.trace", text, kThroughputs, options);
       case 1:
         return tessera::ParseJsonlJobs(spec, "fuzz.jsonl", text, options);
       case 2:
         return tessera::ParseSiaWorkload(spec, "fuzz.csv", text, options);
-      default:
+      case 3:
         return tessera::ParsePaiTasks(spec, "fuzz.csv", text, options);
+      default:
+        return tessera::ParsePhillyJobs(spec, "fuzz.csv", text, options);
     }
   }();
   if (!w.ok() && w.status().message().empty()) std::abort();

@@ -1,0 +1,156 @@
+// Scenario tests of the queue's governance (docs/queueing.md): quotas with borrowing and
+// reclaim, a tenant at its limit, and preemption that takes the cheapest victims and never a
+// higher class. Each narrates the expected state as events arrive; the worked examples of
+// docs/queueing.md are these scenarios.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "engine/engine.h"
+#include "engine/engine_testutil.h"
+
+namespace tessera {
+namespace {
+
+using testing::Harness;
+using testing::MakeJob;
+
+constexpr TimeMs kSec = 1000;
+
+// 8 G1 in two nodes; org guarantees 8, its projects a and b 4 each; a may borrow, b lends.
+const char* const kTwoTeams = R"(deviceModels:
+  - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
+regions:
+  - name: r
+clusters:
+  - name: c
+    region: r
+    tier: dedicated
+    nodeGroups:
+      - {name: n, count: 2, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}
+tenants:
+  - name: org
+    quotas: {G1: {guaranteed: 8}}
+    children:
+      - name: a
+        quotas: {G1: {guaranteed: 4, limit: 6}}
+      - name: b
+        quotas: {G1: {guaranteed: 4}}
+)";
+
+Job TenantJob(const Harness& h, const std::string& name, const std::string& tenant, int32_t tasks,
+              Millis runtime) {
+  Job j = MakeJob(h.spec, name, tasks, runtime);
+  j.tenant = *h.spec.FindTenant(tenant);
+  j.preemptible = true;
+  return j;
+}
+
+std::vector<std::string> Preemptions(const Harness& h) {
+  std::vector<std::string> lines;
+  for (const Decision& d : h.store.decisions()) {
+    if (d.kind == DecisionKind::kPreempt)
+      lines.push_back(h.engine->job(d.job).job.name + " " + d.reason);
+  }
+  return lines;
+}
+
+TEST(Governance, BorrowedCapacityIsReclaimedWhenItsOwnerNeedsIt) {
+  Harness h("fifo", /*backfill=*/true, kTwoTeams);
+  const TenantId a = *h.spec.FindTenant("org/a");
+  // a asks for 7 one-device jobs; b is idle and lends its 4. a's limit is 6: the 7th waits
+  // with the quota as its reason, never silently.
+  std::vector<JobId> as;
+  for (int i = 0; i < 7; ++i)
+    as.push_back(h.Submit(TenantJob(h, "a" + std::to_string(i), "org/a", 1, 1000 * kSec), i));
+  h.RunUntil(10 * kSec);
+  EXPECT_EQ(h.engine->quotas().usage(a, 0), 6000);
+  EXPECT_EQ(h.engine->job(as[6]).state, JobState::kPending);
+  EXPECT_EQ(h.engine->job(as[6]).reason, PendingReason::kQuota);
+  EXPECT_EQ(h.engine->job(as[6]).detail, "org/a: limit 6 G1 reached");
+  // a4 and a5 run on b's lent devices: they are borrowing.
+  EXPECT_FALSE(h.engine->job(as[0]).borrowing);
+  EXPECT_TRUE(h.engine->job(as[4]).borrowing);
+  EXPECT_TRUE(h.engine->job(as[5]).borrowing);
+
+  // b comes back for 3 devices: 2 are free, and 1 more is reclaimed from a's borrowed jobs —
+  // the one that loses the least work (the youngest, a5), not a job within a's guarantee.
+  JobId b = h.Submit(TenantJob(h, "b0", "org/b", 3, 100 * kSec), 20 * kSec);
+  h.RunUntil(20 * kSec);
+  ASSERT_EQ(h.engine->job(b).state, JobState::kRunning);
+  EXPECT_EQ(Preemptions(h), std::vector<std::string>{"a5 preempted-by:b0 quota-reclaim"});
+  EXPECT_EQ(h.engine->job(as[5]).state, JobState::kPending);
+  EXPECT_EQ(h.engine->quotas().usage(a, 0), 5000);
+  EXPECT_EQ(h.engine->quotas().usage(*h.spec.FindTenant("org/b"), 0), 3000);
+  EXPECT_EQ(h.engine->allocated_milli(), 8000);
+
+  // When b finishes, a borrows again, up to its limit.
+  h.Finish(b, 120 * kSec);
+  h.RunUntil(120 * kSec);
+  EXPECT_EQ(h.engine->quotas().usage(a, 0), 6000);
+  EXPECT_EQ(h.engine->job(as[5]).state, JobState::kRunning);
+}
+
+TEST(Governance, ATenantWithinItsGuaranteeNeverWaitsForBorrowers) {
+  Harness h("fifo", /*backfill=*/true, kTwoTeams);
+  // a fills the whole fleet: 4 guaranteed plus 2 borrowed (its limit), and b's 2 stay free.
+  for (int i = 0; i < 6; ++i)
+    h.Submit(TenantJob(h, "a" + std::to_string(i), "org/a", 1, 1000 * kSec), 0);
+  h.RunUntil(0);
+  // b asks for its whole guarantee, 4 devices, as one gang: 2 free + both borrowed devices.
+  JobId b = h.Submit(TenantJob(h, "b0", "org/b", 4, 100 * kSec), 5 * kSec);
+  h.RunUntil(5 * kSec);
+  ASSERT_EQ(h.engine->job(b).state, JobState::kRunning);
+  EXPECT_EQ(Preemptions(h).size(), 2u);
+  for (const std::string& p : Preemptions(h))
+    EXPECT_NE(p.find("quota-reclaim"), std::string::npos) << p;
+  EXPECT_EQ(h.engine->quotas().usage(*h.spec.FindTenant("org/a"), 0), 4000);
+  // b beyond its guarantee would be borrowing from a, which is within its own: b5 waits.
+  JobId more = h.Submit(TenantJob(h, "b1", "org/b", 1, 100 * kSec), 6 * kSec);
+  h.RunUntil(6 * kSec);
+  EXPECT_EQ(h.engine->job(more).state, JobState::kPending);
+  EXPECT_EQ(Preemptions(h).size(), 2u) << "a's guaranteed jobs are not reclaimable";
+}
+
+TEST(Governance, PreemptionTakesTheCheapestVictimsAndNeverAHigherClass) {
+  Harness h("fifo", /*backfill=*/true);  // 16 G1 on 4 nodes, one tenant
+  auto job = [&](const std::string& name, const std::string& priority, int32_t tasks,
+                 Millis checkpoint) {
+    Job j = MakeJob(h.spec, name, tasks, 10000 * kSec);
+    j.priority = priority;
+    j.preemptible = priority == "low";
+    j.checkpoint_interval = checkpoint;
+    return j;
+  };
+  // 8 devices of high-priority work, and three low-priority jobs of 4, 2 and 2 devices that
+  // started at 0 s, 100 s and 200 s.
+  JobId hi = h.Submit(job("hi", "high", 8, 0), 0);
+  JobId old4 = h.Submit(job("old4", "low", 4, 0), 0);
+  JobId mid2 = h.Submit(job("mid2", "low", 2, 0), 100 * kSec);
+  JobId new2 = h.Submit(job("new2", "low", 2, 0), 200 * kSec);
+  h.RunUntil(200 * kSec);
+  ASSERT_EQ(h.engine->allocated_milli(), 16000);
+
+  // A normal job of 2 devices at 300 s: the cheapest victim is new2 (100 s of work lost,
+  // against 200 s for mid2 and 4 x 300 s for old4). Only new2 goes.
+  JobId n2 = h.Submit(job("n2", "normal", 2, 0), 300 * kSec);
+  h.RunUntil(300 * kSec);
+  ASSERT_EQ(h.engine->job(n2).state, JobState::kRunning);
+  EXPECT_EQ(Preemptions(h), std::vector<std::string>{"new2 preempted-by:n2 priority"});
+  EXPECT_EQ(h.engine->job(mid2).state, JobState::kRunning);
+  EXPECT_EQ(h.engine->job(old4).state, JobState::kRunning);
+
+  // A normal job of 10 devices: the low-priority jobs hold only 6, and the high-priority
+  // job is never a victim: it waits, and nothing is preempted in vain.
+  JobId n10 = h.Submit(job("n10", "normal", 10, 0), 400 * kSec);
+  h.RunUntil(400 * kSec);
+  EXPECT_EQ(h.engine->job(n10).state, JobState::kPending);
+  EXPECT_EQ(h.engine->job(hi).state, JobState::kRunning);
+  EXPECT_EQ(h.engine->job(old4).state, JobState::kRunning);
+  EXPECT_EQ(h.engine->job(mid2).state, JobState::kRunning);
+  EXPECT_EQ(Preemptions(h).size(), 1u);
+  (void)new2;
+}
+
+}  // namespace
+}  // namespace tessera
