@@ -369,6 +369,12 @@ void Engine::PlacePending(CycleState& cs) {
     if (!best) break;
     JobRecord& j = jobs_[(best->it++)->id];
     if (j.reason == PendingReason::kInfeasible) continue;
+    // A job within its tenant's guarantee is owed its devices now: a blocked job ahead of it
+    // (which may only need borrowed capacity) neither stops it nor reserves against it.
+    if (cs.blocked && GuaranteeModels(j) != 0) {
+      if (TryStart(j, cs)) ++counters_.backfilled;
+      continue;
+    }
     if (cs.blocked && !options_.backfill) {
       j.reason = PendingReason::kReservation;
       break;
@@ -406,7 +412,9 @@ void Engine::PlacePending(CycleState& cs) {
       if (cs.blocked) ++counters_.backfilled;
       continue;
     }
-    if (j.reason == PendingReason::kInfeasible) continue;
+    // A job its quota holds back does not block the queue: the devices it cannot use are for
+    // the jobs behind it (as Slurm's limit-pending jobs hold no reservation).
+    if (j.reason == PendingReason::kInfeasible || j.reason == PendingReason::kQuota) continue;
     if (!cs.blocked) {
       cs.blocked = true;
       if (options_.backfill) cs.reservation = ComputeReservation(j, cs.now);
@@ -587,6 +595,23 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs, b
   Compiled& c = *compiled_[j.id.value()];
   const ModelMask mine = c.mask == 0 ? 0 : c.mask & only;  // CPU-only jobs have no models
   if (c.mask != 0 && mine == 0) return std::nullopt;
+  // A job larger than its tenant's limit on every model it accepts can never be admitted.
+  std::string over;
+  for (size_t m = 0; m < cell_.model_count() && c.mask != 0; ++m) {
+    if (!((c.mask >> m) & 1)) continue;
+    Milli limit = quotas_.Limit(j.job.tenant, m);
+    if (limit < 0 || limit >= j.device_milli) {
+      over.clear();
+      break;
+    }
+    over += (over.empty() ? "" : ", ") + FormatMilli(limit) + " " + spec_.device_models[m].name;
+  }
+  if (!over.empty()) {
+    MarkInfeasible(j);
+    j.detail = "the job's " + FormatMilli(j.device_milli) + " devices exceed its tenant's limit (" +
+               over + ")";
+    return std::nullopt;
+  }
   std::vector<ModelMask> masks;
   bool mixed_last = false;
   if (ordering_.speed_aware() && c.by_speed.size() > 1) {
@@ -878,16 +903,21 @@ bool Engine::MayPreempt(const JobRecord& preemptor, const JobRecord& victim, Mod
   return mask == 0 && !victim.placements.empty();
 }
 
-bool Engine::TryPreempt(JobRecord& j, CycleState& cs) {
-  if (PreemptFor(j, cs, 0)) return true;
+ModelMask Engine::GuaranteeModels(const JobRecord& j) const {
   const Compiled& c = *compiled_[j.id.value()];
-  ModelMask reclaim = 0;
+  ModelMask within = 0;
   for (size_t m = 0; m < cell_.model_count(); ++m) {
     if (((c.mask >> m) & 1) && quotas_.Guarded(m) &&
         quotas_.WithinGuarantee(j.job.tenant, RequestPerModel(j, m))) {
-      reclaim |= ModelMask{1} << m;
+      within |= ModelMask{1} << m;
     }
   }
+  return within;
+}
+
+bool Engine::TryPreempt(JobRecord& j, CycleState& cs) {
+  if (PreemptFor(j, cs, 0)) return true;
+  ModelMask reclaim = GuaranteeModels(j);
   return reclaim != 0 && PreemptFor(j, cs, reclaim);
 }
 

@@ -121,6 +121,8 @@ class Engine final : public EventSink {
   // ordering), else — when the job's tenant is within its guarantee of some models — capacity
   // other tenants borrowed of those models, with the job placed on them.
   bool TryPreempt(JobRecord& j, CycleState& cs);
+  // The job's models of which its tenant's guarantee still covers the whole job.
+  ModelMask GuaranteeModels(const JobRecord& j) const;
   // One pass: `reclaim` = 0 for the first, the models reclaimed for the second.
   bool PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim);
   void MigrateToFasterModels(CycleState& cs);

@@ -108,6 +108,15 @@ void QuotaTracker::Refund(TenantId tenant, const std::vector<Milli>& per_model) 
   }
 }
 
+Milli QuotaTracker::Limit(TenantId t, size_t model) const {
+  Milli tightest = -1;
+  for (std::optional<TenantId> c = t; c; c = spec_.tenant(*c).parent) {
+    Milli l = limit_[Index(*c, model)];
+    if (l >= 0 && (tightest < 0 || l < tightest)) tightest = l;
+  }
+  return tightest;
+}
+
 bool QuotaTracker::Borrowing(TenantId t, size_t model) const {
   size_t i = Index(t, model);
   return guarded_[model] && usage_[i] > guaranteed_[i];
