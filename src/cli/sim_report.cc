@@ -52,26 +52,36 @@ table{border-collapse:collapse;font-size:13px} td,th{border:1px solid #ccc;paddi
 th:first-child,td:first-child{text-align:left}
 .chart{width:100%;max-width:1100px;height:340px}
 </style>
+<script>
+window.onerror = (message, source, line) => {
+  document.getElementById("errors").textContent += message + " (line " + line + ")\n";
+};
+</script>
 <script>@ECHARTS@</script></head><body>
+<pre id="errors"></pre>
 <h1>@TITLE@</h1>
 <p>Each policy replayed the same workload on the same fleet through Tessera's engine; times
 are simulated seconds. Metrics are defined in docs/simulation.md.</p>
 <h2>Summary</h2><table id="summary"></table>
 <h2>Job completion time</h2><div id="jct" class="chart"></div>
+<div id="jct_cdf" class="chart"></div>
 <h2>Queueing time</h2><div id="queue" class="chart"></div>
+<div id="queue_cdf" class="chart"></div>
 <h2>Mean JCT per class</h2><div id="classes" class="chart"></div>
 <h2>GPU allocation over time</h2><div id="alloc" class="chart"></div>
 <h2>Pending jobs over time</h2><div id="pending" class="chart"></div>
+<h2>Per tenant</h2><table id="tenants"></table>
 <script>
 const runs = @DATA@;
 const names = runs.map(r => r.policy);
+const fmt = v => v == null ? "-" : (typeof v === "number" ? v.toLocaleString("en") : v);
 const stat = (r, k, s) => (r.metrics[k] && r.metrics[k][s] != null) ? r.metrics[k][s] : null;
 const rows = [["policy","completed","mean JCT s","p95 JCT s","mean queue s","GPU alloc","makespan s","preemptions","lost GPU-h","fairness"]]
   .concat(runs.map(r => [r.policy, r.metrics.jobs.completed, stat(r,"jct_s","mean"), stat(r,"jct_s","p95"),
     stat(r,"queue_s","mean"), r.metrics.gpu_alloc_ratio.mean, r.metrics.makespan_s, r.metrics.preemptions,
     r.metrics.lost_gpu_hours, r.metrics.fairness.value]));
 document.getElementById("summary").innerHTML = rows.map((row, i) =>
-  "<tr>" + row.map(c => i ? "<td>" + c + "</td>" : "<th>" + c + "</th>").join("") + "</tr>").join("");
+  "<tr>" + row.map(c => i ? "<td>" + fmt(c) + "</td>" : "<th>" + c + "</th>").join("") + "</tr>").join("");
 function bars(id, key) {
   echarts.init(document.getElementById(id)).setOption({
     tooltip: {}, legend: {}, xAxis: {type: "category", data: names}, yAxis: {type: "value", name: "s"},
@@ -79,6 +89,16 @@ function bars(id, key) {
 }
 bars("jct", "jct_s");
 bars("queue", "queue_s");
+// CDFs from each run's percentiles 0..100, on a log time axis (zero plotted at 0.1 s).
+function cdf(id, key, title) {
+  echarts.init(document.getElementById(id)).setOption({
+    title: {text: title, textStyle: {fontSize: 13}}, tooltip: {trigger: "axis"}, legend: {top: 20},
+    xAxis: {type: "log", name: "s", min: 0.1}, yAxis: {type: "value", name: "fraction of jobs", max: 1},
+    series: runs.map(r => ({name: r.policy, type: "line", showSymbol: false, step: "end",
+      data: (r.metrics.cdf[key] || []).map((v, p) => [Math.max(v, 0.1), p / 100])}))});
+}
+cdf("jct_cdf", "jct_s", "CDF of job completion time");
+cdf("queue_cdf", "queue_s", "CDF of queueing time");
 const classes = [...new Set(runs.flatMap(r => Object.keys(r.metrics.per_class)))];
 echarts.init(document.getElementById("classes")).setOption({
   tooltip: {}, legend: {}, xAxis: {type: "category", data: classes}, yAxis: {type: "value", name: "s"},
@@ -93,6 +113,17 @@ function lines(id, column, yname) {
 }
 lines("alloc", "alloc_ratio", "allocated / healthy");
 lines("pending", "pending_jobs", "jobs");
+const tenantRows = [["tenant", "policy", "completed", "mean JCT s", "p95 JCT s", "mean queue s",
+                     "mean slowdown", "GPU-h"]];
+const tenantNames = [...new Set(runs.flatMap(r => Object.keys(r.metrics.per_tenant)))].sort();
+for (const t of tenantNames) for (const r of runs) {
+  const m = r.metrics.per_tenant[t];
+  if (!m) continue;
+  tenantRows.push([t, r.policy, m.completed, m.jct_s.mean, m.jct_s.p95, m.queue_s.mean,
+                   m.mean_slowdown, m.gpu_hours]);
+}
+document.getElementById("tenants").innerHTML = tenantRows.map((row, i) =>
+  "<tr>" + row.map(c => i ? "<td>" + fmt(c) + "</td>" : "<th>" + c + "</th>").join("") + "</tr>").join("");
 </script></body></html>
 )HTML";
 

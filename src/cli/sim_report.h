@@ -1,5 +1,7 @@
 // report.html of `tessera sim run`: one self-contained page comparing the policies of a run
-// side by side, with charts drawn by Apache ECharts (inlined from the npm package the build
+// side by side — summary table, JCT and queueing distributions (bars and CDFs), mean JCT per
+// class, allocation and pending jobs over time, a per-tenant table — with charts drawn by
+// Apache ECharts (inlined from the npm package the build
 // installed; TESSERA_ECHARTS_JS overrides its path).
 #pragma once
 

@@ -32,6 +32,22 @@ double Round3(double v) {
   return std::round(v * 1000.0) / 1000.0;
 }
 
+// The nearest-rank percentile `p` (0..100) of sorted, non-empty `v`.
+double NearestRank(const std::vector<double>& v, double p) {
+  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
+  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
+}
+
+// The distribution as its percentiles 0, 1, ..., 100 (empty when there is nothing).
+json Percentiles(std::vector<double> v) {
+  json out = json::array();
+  if (v.empty()) return out;
+  std::sort(v.begin(), v.end());
+  for (int p = 0; p <= 100; ++p)
+    out.push_back(Round3(NearestRank(v, p)));
+  return out;
+}
+
 json Summary(std::vector<double> v) {
   json s = json::object();
   s["count"] = v.size();
@@ -44,10 +60,7 @@ json Summary(std::vector<double> v) {
   double sum = 0;
   for (double x : v)
     sum += x;
-  auto pct = [&](double p) {
-    size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
-    return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
-  };
+  auto pct = [&](double p) { return NearestRank(v, p); };
   s["mean"] = Round3(sum / static_cast<double>(v.size()));
   s["p50"] = Round3(pct(50));
   s["p95"] = Round3(pct(95));
@@ -172,6 +185,8 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
   struct PerTenant {
     double slowdown = 0;
     size_t count = 0;
+    std::vector<double> jct, queue;
+    double device_ms = 0;  // device time of every run, restarts included
   };
   std::map<std::string, PerTenant> per_tenant;
   size_t completed = 0, failed = 0, cancelled = 0, unfinished = 0;
@@ -183,6 +198,8 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
     lost_ms += j.lost_device_ms;
     restarts += j.restarts;
     std::string cls(WorkloadClassName(j.job.job_class));
+    per_tenant[spec.tenant(j.job.tenant).path].device_ms +=
+        static_cast<double>(j.run_ms) * static_cast<double>(j.device_milli) / 1000.0;
     if (j.state == JobState::kSucceeded) {
       ++completed;
       double c = static_cast<double>(*j.finished - j.submitted) / 1000.0;
@@ -197,6 +214,8 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
       pt.slowdown += static_cast<double>(*j.finished - j.submitted) /
                      static_cast<double>(std::max<Millis>(1, j.run_ms));
       ++pt.count;
+      pt.jct.push_back(c);
+      pt.queue.push_back(q);
     } else if (j.state == JobState::kFailed) {
       ++failed;
     } else if (j.state == JobState::kCancelled) {
@@ -208,13 +227,15 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
   }
   // Jain's index over the tenants' mean slowdowns (time in the system / time running).
   double sum = 0, sq = 0;
+  size_t fair_tenants = 0;  // tenants with a completed job
   for (const auto& [path, pt] : per_tenant) {
+    if (pt.count == 0) continue;
+    ++fair_tenants;
     double s = pt.slowdown / static_cast<double>(pt.count);
     sum += s;
     sq += s * s;
   }
-  double jain =
-      per_tenant.empty() ? 1.0 : sum * sum / (static_cast<double>(per_tenant.size()) * sq);
+  double jain = fair_tenants == 0 ? 1.0 : sum * sum / (static_cast<double>(fair_tenants) * sq);
 
   json m = json::object();
   m["policy"] = policy.name;
@@ -233,6 +254,18 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
         {"completed", pc.completed}, {"jct_s", Summary(pc.jct)}, {"queue_s", Summary(pc.queue)}};
   }
   m["per_class"] = classes;
+  json tenants = json::object();
+  for (const auto& [path, pt] : per_tenant) {
+    tenants[path] = {
+        {"completed", pt.count},
+        {"jct_s", Summary(pt.jct)},
+        {"queue_s", Summary(pt.queue)},
+        {"mean_slowdown",
+         pt.count ? json(Round3(pt.slowdown / static_cast<double>(pt.count))) : json(nullptr)},
+        {"gpu_hours", Round3(pt.device_ms / 3.6e6)}};
+  }
+  m["per_tenant"] = tenants;
+  m["cdf"] = {{"jct_s", Percentiles(jct)}, {"queue_s", Percentiles(queue)}};
   m["gpu_alloc_ratio"] = {{"mean", area_healthy > 0 ? Round3(area_alloc / area_healthy) : 0.0}};
   m["makespan_s"] = Round3(static_cast<double>(last_end - first_arrival) / 1000.0);
   m["preemptions"] = engine.counters().preemptions;
@@ -241,7 +274,7 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
   m["lost_gpu_hours"] = Round3(lost_ms / 3.6e6);
   m["fairness"] = {{"index", "jain-over-tenant-mean-slowdown"},
                    {"value", Round3(jain)},
-                   {"tenants", per_tenant.size()}};
+                   {"tenants", fair_tenants}};
   m["engine"] = {{"cycles", engine.counters().cycles},
                  {"placements_tried", engine.counters().placements_tried},
                  {"starts", engine.counters().starts},

@@ -240,6 +240,73 @@ TEST(SimRun, PhillyVirtualClusterBackfillAndLasBeatFifo) {
   fs::remove_all(dir);
 }
 
+// report.html compares the policies of a --compare run: drawn in a real browser (headless
+// Chromium, which scripts/bootstrap installs) without a script error, every chart on a canvas,
+// the per-tenant table filled, and a screenshot taken.
+TEST(SimRun, ReportComparesThePoliciesInARealBrowser) {
+  fs::path dir = TempDir("report");
+  std::string text;
+  ASSERT_EQ(Tessera("sim run --fleet " + kSource +
+                        "/examples/fleets/philly-64.yaml --format synthetic --jobs 400 --load 0.9 "
+                        "--policy fifo --compare backfill,las --no-progress --out " +
+                        dir.string(),
+                    &text),
+            0)
+      << text;
+  const std::string page = Read(dir / "report.html");
+  EXPECT_EQ(page.find("<script src="), std::string::npos) << "self-contained";
+  json metrics = json::parse(Read(dir / "metrics.json"));
+  for (const char* p : {"fifo", "backfill", "las"}) {
+    ASSERT_EQ(metrics[p]["cdf"]["jct_s"].size(), 101u) << p;
+    EXPECT_LE(metrics[p]["cdf"]["jct_s"][0].get<double>(),
+              metrics[p]["jct_s"]["p50"].get<double>());
+    EXPECT_EQ(metrics[p]["cdf"]["jct_s"][50], metrics[p]["jct_s"]["p50"]);
+    size_t completed = 0;
+    for (const auto& [tenant, m] : metrics[p]["per_tenant"].items())
+      completed += m["completed"].get<size_t>();
+    EXPECT_EQ(completed, 400u) << p << ": per-tenant counts add up";
+  }
+  const size_t tenants = metrics["fifo"]["per_tenant"].size();
+  ASSERT_GE(tenants, 2u);
+
+  auto browse = [&](const std::string& flags) {
+    std::string out;
+    FILE* browser = ::popen(("chromium --headless --no-sandbox --disable-gpu " + flags +
+                             " file://" + (dir / "report.html").string() + " 2>/dev/null")
+                                .c_str(),
+                            "r");
+    EXPECT_NE(browser, nullptr);
+    if (!browser) return std::make_pair(-1, out);
+    char buf[65536];
+    while (size_t n = ::fread(buf, 1, sizeof buf, browser))
+      out.append(buf, n);
+    return std::make_pair(::pclose(browser), out);
+  };
+  auto [code, dom] = browse("--dump-dom");
+  ASSERT_EQ(code, 0) << "chromium (scripts/bootstrap installs it) did not run";
+  EXPECT_NE(dom.find("<pre id=\"errors\"></pre>"), std::string::npos)
+      << dom.substr(dom.find("<pre id=\"errors\">"), 400);
+  size_t canvases = 0;
+  for (size_t at = dom.find("<canvas"); at != std::string::npos; at = dom.find("<canvas", at + 1))
+    ++canvases;
+  EXPECT_EQ(canvases, 7u) << "JCT, JCT CDF, queue, queue CDF, classes, allocation, pending";
+  size_t tenant_rows = 0;
+  size_t table = dom.find("<table id=\"tenants\">");
+  ASSERT_NE(table, std::string::npos);
+  for (size_t at = dom.find("<tr>", table);
+       at != std::string::npos && at < dom.find("</table>", table); at = dom.find("<tr>", at + 1))
+    ++tenant_rows;
+  EXPECT_EQ(tenant_rows, 1 + 3 * tenants) << "a header and a row per tenant and policy";
+
+  const fs::path shot = dir / "report.png";
+  auto [shot_code, ignored] = browse("--window-size=1200,3600 --screenshot=" + shot.string());
+  ASSERT_EQ(shot_code, 0);
+  const std::string png = Read(shot);
+  ASSERT_GT(png.size(), 50000u) << "a page of charts, not a blank screenshot";
+  EXPECT_EQ(png.substr(1, 3), "PNG");
+  fs::remove_all(dir);
+}
+
 TEST(SimRun, MalformedWorkloadsAndFlagsExitTwoWithTheLine) {
   fs::path dir = TempDir("bad");
   fs::create_directories(dir);
