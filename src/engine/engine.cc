@@ -491,12 +491,24 @@ void Engine::MigrateToFasterModels(CycleState& cs) {
 
 void Engine::TrackRunning(const JobRecord& j, bool running) {
   const uint32_t id = j.id.value();
+  if (running_by_tenant_.size() <= j.job.tenant.value())
+    running_by_tenant_.resize(j.job.tenant.value() + 1);
   if (!running) {
     running_.erase(id);
     slow_.erase(id);
+    running_by_tenant_[j.job.tenant.value()].erase(id);
+    if (j.preemptible) {
+      auto it = preemptible_by_priority_.find(j.priority);
+      if (it != preemptible_by_priority_.end()) {
+        it->second.erase(id);
+        if (it->second.empty()) preemptible_by_priority_.erase(it);
+      }
+    }
     return;
   }
   running_.insert(id);
+  running_by_tenant_[j.job.tenant.value()].insert(id);
+  if (j.preemptible) preemptible_by_priority_[j.priority].insert(id);
   Compiled& c = *compiled_[id];
   c.run_speed = RunSpeed(j);
   if (c.by_speed.size() >= 2 && c.run_speed > 0 &&
@@ -931,13 +943,34 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim) {
     uint32_t id;
   };
   std::vector<Candidate> candidates;
-  for (uint32_t id : running_) {
+  auto consider = [&](uint32_t id) {
     const JobRecord& v = jobs_[id];
-    if (!MayPreempt(j, v, reclaim, cs.now)) continue;
+    if (!MayPreempt(j, v, reclaim, cs.now)) return;
     double lost =
         static_cast<double>(LostSinceCheckpoint(v.last_start, cs.now, v.job.checkpoint_interval)) *
         static_cast<double>(v.device_milli);
     candidates.push_back({v.priority, lost, v.key, id});
+  };
+  // Only the running jobs that can be victims at all: preemptible ones of a lower class (or
+  // of the same class under a preemptive ordering); in a reclaim, the jobs of tenants that
+  // borrow a reclaimed model.
+  if (reclaim == 0) {
+    for (const auto& [priority, ids] : preemptible_by_priority_) {
+      if (priority > j.priority || (priority == j.priority && !ordering_.preemptive())) break;
+      for (uint32_t id : ids)
+        consider(id);
+    }
+  } else {
+    for (size_t t = 0; t < running_by_tenant_.size(); ++t) {
+      if (t == j.job.tenant.value() || running_by_tenant_[t].empty()) continue;
+      bool borrows = false;
+      for (ModelMask m = reclaim; m != 0 && !borrows; m &= m - 1)
+        borrows = quotas_.Borrowing(TenantId(static_cast<uint32_t>(t)),
+                                    static_cast<size_t>(std::countr_zero(m)));
+      if (!borrows) continue;
+      for (uint32_t id : running_by_tenant_[t])
+        consider(id);
+    }
   }
   if (candidates.empty()) return false;
   // Cheapest first: lowest priority, then least work lost, then the youngest.

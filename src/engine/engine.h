@@ -191,6 +191,10 @@ class Engine final : public EventSink {
   size_t pending_count_ = 0;
   Milli pending_demand_ = 0;  // device milli of pending jobs not known to be infeasible
   std::set<uint32_t> running_;
+  // The running jobs again, indexed for the victim search: preemptible ones by priority
+  // class, and all of them by tenant.
+  std::map<int32_t, std::set<uint32_t>> preemptible_by_priority_;
+  std::vector<std::set<uint32_t>> running_by_tenant_;
   std::set<uint32_t> slow_;  // running jobs at least 1.25x faster on another of their models
   std::set<std::pair<TimeMs, uint32_t>> ends_;  // running jobs by estimated end
   std::vector<bool> node_up_;
