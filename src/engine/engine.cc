@@ -344,11 +344,23 @@ void Engine::PlacePending(CycleState& cs) {
   for (const auto& [tenant, queue] : queues_)
     if (!queue.empty()) cursors.push_back({tenant, queue.begin(), queue.end()});
 
+  // Each tenant's shares along its path, recomputed only after usage changed.
+  // Sized once: `best_shares` points into it.
+  std::vector<std::pair<uint64_t, std::vector<int64_t>>> share_cache(spec_.tenants.size(),
+                                                                     {~uint64_t{0}, {}});
+  auto shares_of = [&](uint32_t tenant) -> const std::vector<int64_t>& {
+    auto& [version, shares] = share_cache[tenant];
+    if (version != quotas_.version()) {
+      version = quotas_.version();
+      shares = quotas_.PathShares(TenantId(tenant));
+    }
+    return shares;
+  };
   while (true) {
     // The next job: highest priority head, then the tenant with the smallest shares along
     // its path (hierarchical DRF), then the tenant id.
     Cursor* best = nullptr;
-    std::vector<int64_t> best_shares;
+    const std::vector<int64_t>* best_shares = nullptr;
     for (Cursor& c : cursors) {
       while (c.it != c.end && cs.stopped.count(c.it->id))
         ++c.it;  // preempted in this cycle: its turn comes in the next one
@@ -356,15 +368,15 @@ void Engine::PlacePending(CycleState& cs) {
       if (best) {
         if (c.it->neg_priority > best->it->neg_priority) continue;
         if (c.it->neg_priority == best->it->neg_priority) {
-          std::vector<int64_t> shares = quotas_.PathShares(TenantId(c.tenant));
-          if (!(shares < best_shares)) continue;
+          const std::vector<int64_t>& shares = shares_of(c.tenant);
+          if (!(shares < *best_shares)) continue;
           best = &c;
-          best_shares = std::move(shares);
+          best_shares = &shares;
           continue;
         }
       }
       best = &c;
-      best_shares = quotas_.PathShares(TenantId(c.tenant));
+      best_shares = &shares_of(c.tenant);
     }
     if (!best) break;
     JobRecord& j = jobs_[(best->it++)->id];

@@ -92,6 +92,7 @@ QuotaVerdict QuotaTracker::Check(TenantId tenant, const std::vector<Milli>& per_
 }
 
 void QuotaTracker::Charge(TenantId tenant, const std::vector<Milli>& per_model) {
+  ++version_;
   for (std::optional<TenantId> c = tenant; c; c = spec_.tenant(*c).parent) {
     for (size_t m = 0; m < models_ && m < per_model.size(); ++m)
       usage_[Index(*c, m)] += per_model[m];
@@ -99,6 +100,7 @@ void QuotaTracker::Charge(TenantId tenant, const std::vector<Milli>& per_model) 
 }
 
 void QuotaTracker::Refund(TenantId tenant, const std::vector<Milli>& per_model) {
+  ++version_;
   for (std::optional<TenantId> c = tenant; c; c = spec_.tenant(*c).parent) {
     for (size_t m = 0; m < models_ && m < per_model.size(); ++m) {
       Milli& u = usage_[Index(*c, m)];

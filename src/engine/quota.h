@@ -57,6 +57,8 @@ class QuotaTracker {
   std::vector<int64_t> PathShares(TenantId t) const;
 
   size_t model_count() const { return models_; }
+  // Changes with every Charge and Refund: shares computed at one version stay valid.
+  uint64_t version() const { return version_; }
 
  private:
   size_t Index(TenantId t, size_t m) const { return t.value() * models_ + m; }
@@ -68,6 +70,7 @@ class QuotaTracker {
   std::vector<Milli> limit_;  // -1 = none
   std::vector<uint8_t> has_quota_, borrow_, lend_;
   std::vector<bool> guarded_;
+  uint64_t version_ = 0;
 };
 
 }  // namespace tessera
