@@ -152,5 +152,52 @@ TEST(Governance, PreemptionTakesTheCheapestVictimsAndNeverAHigherClass) {
   (void)new2;
 }
 
+// The configuration's preemption rules narrow who may preempt whom: training may preempt only
+// batch work, and evals may preempt nothing.
+TEST(Governance, PreemptionRulesRestrictWhoMayPreemptWhom) {
+  const std::string fleet = std::string(testing::kEngineFleet) + R"(policies:
+  - name: training-preempts-batch-only
+    kind: preemption
+    match: {classes: [training]}
+    victimClasses: [batch]
+  - name: evals-never-preempt
+    kind: preemption
+    match: {classes: [eval]}
+    allow: false
+)";
+  Harness h("fifo", /*backfill=*/true, fleet);
+  auto job = [&](const std::string& name, WorkloadClass cls, const std::string& priority,
+                 int32_t tasks) {
+    Job j = MakeJob(h.spec, name, tasks, 10000 * kSec);
+    j.job_class = cls;
+    j.priority = priority;
+    j.preemptible = priority == "low";
+    return j;
+  };
+  // The 16 devices: low-priority batch (8) and low-priority eval (8).
+  JobId batch = h.Submit(job("batch", WorkloadClass::kBatch, "low", 8), 0);
+  JobId eval = h.Submit(job("eval", WorkloadClass::kEval, "low", 8), 0);
+  h.RunUntil(0);
+  ASSERT_EQ(h.engine->allocated_milli(), 16000);
+
+  // High-priority training of 8: only the batch job is a victim class.
+  JobId t1 = h.Submit(job("t1", WorkloadClass::kTraining, "high", 8), 10 * kSec);
+  h.RunUntil(10 * kSec);
+  ASSERT_EQ(h.engine->job(t1).state, JobState::kRunning);
+  EXPECT_EQ(h.engine->job(batch).state, JobState::kPending);
+  EXPECT_EQ(h.engine->job(eval).state, JobState::kRunning);
+  EXPECT_EQ(Preemptions(h), std::vector<std::string>{"batch preempted-by:t1 priority"});
+
+  // A second training job would need the eval's devices: not a victim class, so it waits.
+  JobId t2 = h.Submit(job("t2", WorkloadClass::kTraining, "high", 8), 20 * kSec);
+  // A high-priority eval may not preempt at all, though the low eval is below it.
+  JobId e2 = h.Submit(job("e2", WorkloadClass::kEval, "high", 8), 30 * kSec);
+  h.RunUntil(30 * kSec);
+  EXPECT_EQ(h.engine->job(t2).state, JobState::kPending);
+  EXPECT_EQ(h.engine->job(e2).state, JobState::kPending);
+  EXPECT_EQ(h.engine->job(eval).state, JobState::kRunning);
+  EXPECT_EQ(Preemptions(h).size(), 1u);
+}
+
 }  // namespace
 }  // namespace tessera
