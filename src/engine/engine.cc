@@ -31,6 +31,9 @@ struct Engine::Compiled {
   Milli run_speed = 0;              // of the current run
   std::vector<uint32_t> signature;  // equal signatures: equal placement chances and rights
   std::map<ModelMask, GangRequest> variants;
+  // Set when the job exceeds its tenant's limit on every model it accepts (limits are
+  // static): why it can never be admitted.
+  std::string over_limit;
 };
 
 struct Engine::Reservation {
@@ -134,6 +137,21 @@ JobId Engine::Submit(Job job, TimeMs at) {
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   for (const auto& [speed, m] : speeds)
     c->by_speed.push_back(m);
+  // A job larger than its tenant's limit on every model it accepts can never be admitted.
+  std::string over;
+  for (size_t m = 0; m < cell_.model_count() && c->mask != 0; ++m) {
+    if (!((c->mask >> m) & 1)) continue;
+    Milli limit = quotas_.Limit(job.tenant, m);
+    if (limit < 0 || limit >= j.device_milli) {
+      over.clear();
+      break;
+    }
+    over += (over.empty() ? "" : ", ") + FormatMilli(limit) + " " + spec_.device_models[m].name;
+  }
+  if (!over.empty()) {
+    c->over_limit = "the job's " + FormatMilli(j.device_milli) +
+                    " devices exceed its tenant's limit (" + over + ")";
+  }
   c->signature.push_back(static_cast<uint32_t>(c->gang.require));
   c->signature.push_back(static_cast<uint32_t>(j.priority));
   c->signature.push_back(job.tenant.value());
@@ -619,21 +637,9 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs, b
   Compiled& c = *compiled_[j.id.value()];
   const ModelMask mine = c.mask == 0 ? 0 : c.mask & only;  // CPU-only jobs have no models
   if (c.mask != 0 && mine == 0) return std::nullopt;
-  // A job larger than its tenant's limit on every model it accepts can never be admitted.
-  std::string over;
-  for (size_t m = 0; m < cell_.model_count() && c.mask != 0; ++m) {
-    if (!((c.mask >> m) & 1)) continue;
-    Milli limit = quotas_.Limit(j.job.tenant, m);
-    if (limit < 0 || limit >= j.device_milli) {
-      over.clear();
-      break;
-    }
-    over += (over.empty() ? "" : ", ") + FormatMilli(limit) + " " + spec_.device_models[m].name;
-  }
-  if (!over.empty()) {
+  if (!c.over_limit.empty()) {
     MarkInfeasible(j);
-    j.detail = "the job's " + FormatMilli(j.device_milli) + " devices exceed its tenant's limit (" +
-               over + ")";
+    j.detail = c.over_limit;
     return std::nullopt;
   }
   std::vector<ModelMask> masks;

@@ -198,21 +198,9 @@ namespace {
 // 16 G1 shared by a random tenant tree: org guarantees all 16; two departments split them,
 // and each splits its share between two projects; limits, borrowing and lending are random.
 std::string RandomTenantFleet(Rng& rng) {
-  std::string yaml = R"(deviceModels:
-  - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
-regions:
-  - name: r
-clusters:
-  - name: c
-    region: r
-    tier: dedicated
-    nodeGroups:
-      - {name: n, count: 4, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}
-tenants:
-  - name: org
-    quotas: {G1: {guaranteed: 16}}
-    children:
-)";
+  std::string yaml = testing::G1Fleet(
+      "      - {name: n, count: 4, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}\n",
+      "tenants:\n  - name: org\n    quotas: {G1: {guaranteed: 16}}\n    children:\n");
   int d1 = 4 + static_cast<int>(rng.Uniform(9));  // 4..12
   for (int d = 0; d < 2; ++d) {
     int dept = d == 0 ? d1 : 16 - d1;

@@ -7,7 +7,8 @@
 
 namespace tessera::testing {
 
-const char* const kEngineFleet = R"(deviceModels:
+std::string G1Fleet(const std::string& node_groups, const std::string& rest) {
+  return R"(deviceModels:
   - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
 regions:
   - name: r
@@ -16,15 +17,14 @@ clusters:
     region: r
     tier: dedicated
     nodeGroups:
-      - name: n
-        count: 4
-        cpu: 64
-        memory: 512Gi
-        devices: {model: G1, count: 4}
-        topology: {nodesPerLeaf: 2}
-tenants:
-  - name: t
-)";
+)" + node_groups +
+         rest;
+}
+
+const std::string kEngineFleet = G1Fleet(
+    "      - {name: n, count: 4, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4},\n"
+    "         topology: {nodesPerLeaf: 2}}\n",
+    "tenants:\n  - name: t\n");
 
 Spec LoadFleet(const std::string& yaml) {
   LoadResult r = LoadSpecTexts({{"fleet.yaml", yaml}});

@@ -23,8 +23,12 @@ class ScriptedBackend final : public Backend {
 // Loads a fleet from YAML text; fails the test (and aborts) on a bad text.
 Spec LoadFleet(const std::string& yaml);
 
+// A fleet of one model G1 (80Gi) in cluster "c" of region "r": `node_groups` are the lines of
+// its nodeGroups list, `rest` follows the cluster (tenants, policies).
+std::string G1Fleet(const std::string& node_groups, const std::string& rest);
+
 // The harness's fleet: cluster "c", nodes n0..n3 with 4 G1 each, 2 nodes per leaf; tenant t.
-extern const char* const kEngineFleet;
+extern const std::string kEngineFleet;
 
 // A training job of `tasks` tasks with one G1 each, gang within the cluster, normal priority.
 Job MakeJob(const Spec& spec, const std::string& name, int32_t tasks, Millis runtime);

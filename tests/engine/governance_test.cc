@@ -18,17 +18,9 @@ using testing::MakeJob;
 constexpr TimeMs kSec = 1000;
 
 // 8 G1 in two nodes; org guarantees 8, its projects a and b 4 each; a may borrow, b lends.
-const char* const kTwoTeams = R"(deviceModels:
-  - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
-regions:
-  - name: r
-clusters:
-  - name: c
-    region: r
-    tier: dedicated
-    nodeGroups:
-      - {name: n, count: 2, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}
-tenants:
+const std::string kTwoTeams = testing::G1Fleet(
+    "      - {name: n, count: 2, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}\n",
+    R"(tenants:
   - name: org
     quotas: {G1: {guaranteed: 8}}
     children:
@@ -36,7 +28,7 @@ tenants:
         quotas: {G1: {guaranteed: 4, limit: 6}}
       - name: b
         quotas: {G1: {guaranteed: 4}}
-)";
+)");
 
 Job TenantJob(const Harness& h, const std::string& name, const std::string& tenant, int32_t tasks,
               Millis runtime) {
@@ -155,7 +147,7 @@ TEST(Governance, PreemptionTakesTheCheapestVictimsAndNeverAHigherClass) {
 // The configuration's preemption rules narrow who may preempt whom: training may preempt only
 // batch work, and evals may preempt nothing.
 TEST(Governance, PreemptionRulesRestrictWhoMayPreemptWhom) {
-  const std::string fleet = std::string(testing::kEngineFleet) + R"(policies:
+  const std::string fleet = testing::kEngineFleet + R"(policies:
   - name: training-preempts-batch-only
     kind: preemption
     match: {classes: [training]}

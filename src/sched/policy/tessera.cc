@@ -109,7 +109,9 @@ class TesseraScorer final : public Scorer {
       return node_fit;
     }
     Milli cpu_after = n.cpu_free - shape.cpu_for_score;
-    double before = Potential(cell, n.cpu_free, shares, n.models);
+    // The pressure on the node's models is the same before and after the placement.
+    const double pressure = Pressure(cell, *workload_, n.models);
+    double before = Potential(n.cpu_free, shares, n.models, pressure);
     if (shape.fractional()) {
       auto devs = cell.devices(node);
       double best = -INFINITY;
@@ -117,7 +119,7 @@ class TesseraScorer final : public Scorer {
         if (free[k] < shape.milli || !DeviceEligible(cell, devs[k], shape)) continue;
         uint16_t saved = free[k];
         free[k] = static_cast<uint16_t>(saved - shape.milli);
-        double s = before - Potential(cell, cpu_after, shares, n.models) +
+        double s = before - Potential(cpu_after, shares, n.models, pressure) +
                    kDeviceFitWeight * (1 - static_cast<double>(free[k]) / 1000);
         free[k] = saved;
         if (s > best) {
@@ -132,7 +134,7 @@ class TesseraScorer final : public Scorer {
       for (const DeviceUse& u : *pick)
         free[u.index] = 0;
     }
-    return before - Potential(cell, cpu_after, shares, n.models) + node_fit;
+    return before - Potential(cpu_after, shares, n.models, pressure) + node_fit;
   }
 
   // "Why here": the decrease of the node's expected waste (milli-devices) and the best-fit
@@ -147,10 +149,12 @@ class TesseraScorer final : public Scorer {
     std::span<const uint16_t> shares(free, count);
     double fit = kNodeFitWeight * NodeFit(cell, n, shares, shape);
     if (workload_ == nullptr || workload_->empty()) return {{"best-fit", fit}};
-    double before = Potential(cell, n.cpu_free, shares, n.models);
+    const double pressure = Pressure(cell, *workload_, n.models);
+    double before = Potential(n.cpu_free, shares, n.models, pressure);
     for (const DeviceUse& u : pick)
       free[u.index] = static_cast<uint16_t>(free[u.index] - u.milli);
-    double decrease = before - Potential(cell, n.cpu_free - shape.cpu_for_score, shares, n.models);
+    double decrease =
+        before - Potential(n.cpu_free - shape.cpu_for_score, shares, n.models, pressure);
     return {{"expected-waste-decrease", decrease},
             {"best-fit", fit},
             {"device-fit", total - decrease - fit}};
@@ -172,9 +176,10 @@ class TesseraScorer final : public Scorer {
     return 1 - left;
   }
 
-  // The node's expected waste in milli-devices (see the top of the file).
-  double Potential(const CellState& cell, Milli cpu_free, std::span<const uint16_t> free,
-                   ModelMask models) const {
+  // The node's expected waste in milli-devices (see the top of the file); `pressure` is
+  // Pressure() for the node's models.
+  double Potential(Milli cpu_free, std::span<const uint16_t> free, ModelMask models,
+                   double pressure) const {
     Table built;
     const Table& t = TableFor(cpu_free, models, &built);
     double waste = 0, total = 0;
@@ -183,7 +188,7 @@ class TesseraScorer final : public Scorer {
       total += g;
     }
     waste += kFgdWeight * workload_->Fragmentation(cpu_free, free, models);
-    waste -= kPressureWeight * Pressure(cell, *workload_, models) * total;
+    waste -= kPressureWeight * pressure * total;
     double fed = cpu_per_milli_ > 0 ? static_cast<double>(cpu_free) / cpu_per_milli_ : total;
     waste += kCpuShortageWeight * std::max(0.0, total - fed);
     return waste;
