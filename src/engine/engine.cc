@@ -7,6 +7,7 @@
 #include <map>
 
 #include "sched/constraints.h"
+#include "sched/fleet_view.h"
 #include "sched/policy_match.h"
 
 namespace tessera {
@@ -18,6 +19,19 @@ std::optional<int32_t> PriorityValue(const Spec& spec, const std::string& name) 
   if (const PriorityClass* p = spec.FindPriority(name)) return p->value;
   return std::nullopt;
 }
+// A placement restricted to one cluster, explained over that cluster's nodes only (the others
+// are out of its scope as later preferences).
+Explanation InCluster(const Explanation& why) {
+  ReasonCounter c;
+  uint32_t total = why.feasible_nodes;
+  for (const auto& [reason, nodes] : why.dropped) {
+    if (reason == Reason::kLaterPreference) continue;
+    c.Add(reason, nodes);
+    total += nodes;
+  }
+  return c.Finish(total, why.feasible_nodes);
+}
+
 }  // namespace
 
 // A job's gang request compiled once: shapes interned, the union of acceptable models, the
@@ -30,7 +44,10 @@ struct Engine::Compiled {
   bool in_speed_pool = false;       // counted in the engine's speed_pool_
   Milli run_speed = 0;              // of the current run
   std::vector<uint32_t> signature;  // equal signatures: equal placement chances and rights
-  std::map<ModelMask, GangRequest> variants;
+  std::map<std::pair<ModelMask, uint32_t>, GangRequest> variants;  // by (models, scope)
+  // On a fleet of several clusters: what the global layer needs, and the job's burst rule.
+  std::optional<GlobalRequest> global;
+  const PolicyRule* burst = nullptr;
   // Set when the job exceeds its tenant's limit on every model it accepts (limits are
   // static): why it can never be admitted.
   std::string over_limit;
@@ -62,6 +79,7 @@ Engine::Engine(const Spec& spec, CellState cell, Scorer& scorer, const OrderingP
       cell_(std::move(cell)),
       filters_(MakeScopedFilters(scopes_)),
       placer_(scorer, filters_),
+      summaries_(spec, cell_),
       ordering_(ordering),
       store_(store),
       backend_(backend),
@@ -84,6 +102,12 @@ Engine::Engine(const Spec& spec, CellState cell, Scorer& scorer, const OrderingP
     }
   }
   if (options_.tick <= 0) options_.tick = ordering_.quantum();
+  size_t with_nodes = 0;  // as declared: nodes may register later (AddNode)
+  for (const Cluster& c : spec.clusters)
+    with_nodes += c.node_count > 0;
+  multi_cluster_ = with_nodes > 1;
+  if (multi_cluster_) paths_ = ComputeRegionPaths(spec);
+  cluster_scope_.assign(spec.clusters.size(), 0);
 }
 
 Engine::~Engine() = default;
@@ -152,6 +176,11 @@ JobId Engine::Submit(Job job, TimeMs at) {
     c->over_limit = "the job's " + FormatMilli(j.device_milli) +
                     " devices exceed its tenant's limit (" + over + ")";
   }
+  if (multi_cluster_) {
+    c->global = MakeGlobalRequest(spec_, paths_, job, c->mask, c->mask == 0);
+    std::vector<const PolicyRule*> burst = MatchingRules(spec_, RuleKind::kBurst, job);
+    if (!burst.empty()) c->burst = burst.front();
+  }
   c->signature.push_back(static_cast<uint32_t>(c->gang.require));
   c->signature.push_back(static_cast<uint32_t>(j.priority));
   c->signature.push_back(job.tenant.value());
@@ -189,6 +218,7 @@ Result<uint32_t> Engine::AddNode(NodeId id) {
   if (!added.ok()) return added;
   uint32_t n = *added;
   node_up_.push_back(cell_.node(n).schedulable);
+  summaries_.Touch(n);
   if (node_up_[n]) {
     for (const DeviceSlot& d : cell_.devices(n)) {
       model_present_[d.model] = true;
@@ -269,6 +299,7 @@ void Engine::Handle(const Event& e) {
       }
       node_up_[e.node] = false;
       cell_.SetSchedulable(e.node, false);
+      summaries_.Touch(e.node);
       dirty_ = true;
       return;
     }
@@ -276,6 +307,7 @@ void Engine::Handle(const Event& e) {
       if (e.node >= node_up_.size() || node_up_[e.node]) return;
       node_up_[e.node] = true;
       cell_.SetSchedulable(e.node, true);
+      summaries_.Touch(e.node);
       // Jobs judged infeasible without this node get another chance.
       for (const auto& [tenant, queue] : queues_) {
         for (const QueueEntry& q : queue) {
@@ -310,6 +342,12 @@ void Engine::Cycle() {
 }
 
 void Engine::Enqueue(JobRecord& j, TimeMs now) {
+  j.queued_since = now;
+  // A job that may burst is looked at again when its wait reaches the rule's threshold.
+  if (const PolicyRule* burst = compiled_[j.id.value()]->burst) {
+    Millis after = std::get<BurstRule>(burst->body).after;
+    if (after > 0) PostAt(EventKind::kTick, now + after, {}, 0);
+  }
   QueueEntry e{-j.priority, ordering_.Key(j, now), j.submitted, j.key, j.id.value()};
   queue_entry_[j.id.value()] = e;
   queues_[j.job.tenant.value()].insert(e);
@@ -579,17 +617,18 @@ std::vector<uint16_t> Engine::ByAdvantage(const Compiled& c) const {
   return order;
 }
 
-const GangRequest& Engine::Variant(Compiled& c, ModelMask mask) {
-  if (mask == c.mask || c.mask == 0) return c.gang;
-  auto it = c.variants.find(mask);
+const GangRequest& Engine::Variant(Compiled& c, ModelMask mask, uint32_t scope) {
+  if (c.mask == 0) mask = c.mask;
+  if (mask == c.mask && scope == 0) return c.gang;
+  auto it = c.variants.find({mask, scope});
   if (it != c.variants.end()) return it->second;
   GangRequest g = c.gang;
   for (GangGroup& group : g.groups) {
-    if (group.shape.cpu_only()) continue;
-    group.shape.models &= mask;
+    if (scope != 0) group.shape.scope = scope;
+    if (!group.shape.cpu_only()) group.shape.models &= mask;
     shapes_.Intern(group.shape);
   }
-  return c.variants.emplace(mask, std::move(g)).first->second;
+  return c.variants.emplace(std::make_pair(mask, scope), std::move(g)).first->second;
 }
 
 Milli Engine::RunSpeed(const JobRecord& j) const {
@@ -657,7 +696,6 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs, b
   } else {
     masks.push_back(mine);
   }
-  auto variant = [&](ModelMask mask) -> const GangRequest& { return Variant(c, mask); };
   bool all_infeasible = true;
   std::string detail;
   for (size_t i = 0; i < masks.size(); ++i) {
@@ -673,7 +711,7 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs, b
         continue;
       }
     }
-    GangResult r = PlaceGang(cell_, placer_, variant(mask), &rng_);
+    GangResult r = PlaceAcrossClusters(j, c, mask, cs);
     if (r.outcome == PlaceOutcome::kPlaced) {
       QuotaVerdict v = quotas_.Check(j.job.tenant, PerModel(r.placements));
       if (v.ok) {
@@ -763,6 +801,73 @@ void Engine::AdjustFree(uint32_t node, const Placement& p, int sign) {
   auto devices = cell_.devices(node);
   for (const DeviceUse& u : p.devices)
     free_by_model_[devices[u.index].model] += sign * u.milli;
+  summaries_.Touch(node);
+}
+
+uint32_t Engine::ClusterScope(uint32_t cluster) {
+  if (cluster_scope_[cluster] == 0) {
+    ScopeTable::Verdicts only(spec_.clusters.size(), Reason::kLaterPreference);
+    only[cluster].reset();
+    cluster_scope_[cluster] = scopes_.Intern(only);
+  }
+  return cluster_scope_[cluster];
+}
+
+std::vector<bool> Engine::BurstBlocks(const JobRecord& j, const Compiled& c, TimeMs now) const {
+  if (c.burst == nullptr) return {};  // elastic clusters are closed by its constraints
+  const BurstRule& rule = std::get<BurstRule>(c.burst->body);
+  if (now - j.queued_since >= rule.after) return {};
+  std::vector<bool> blocked(spec_.clusters.size(), false);
+  for (size_t cl = 0; cl < spec_.clusters.size(); ++cl)
+    blocked[cl] = spec_.clusters[cl].tier == ClusterTier::kElastic;
+  return blocked;
+}
+
+std::string Engine::BurstWhy(const JobRecord& j, const Compiled& c, TimeMs now) const {
+  if (c.burst == nullptr) return "";
+  Millis after = std::get<BurstRule>(c.burst->body).after;
+  return "BurstNotYet (queued " + FormatDuration(now - j.queued_since) + " of " +
+         FormatDuration(after) + ", rule " + c.burst->name + ")";
+}
+
+GangResult Engine::PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask, CycleState& cs) {
+  if (!c.global) return PlaceGang(cell_, placer_, Variant(c, mask), &rng_);
+  const std::vector<bool> blocked = BurstBlocks(j, c, cs.now);
+  GlobalChoice choice = ChooseClusters(spec_, summaries_, *c.global, mask, blocked);
+  std::string fell_back;
+  for (const ClusterScore& s : choice.candidates) {
+    ModelMask models = c.mask == 0 ? mask : s.models & mask;
+    GangResult r = PlaceGang(cell_, placer_, Variant(c, models, ClusterScope(s.cluster)), &rng_);
+    if (r.outcome == PlaceOutcome::kPlaced) {
+      j.where =
+          DescribeChoice(spec_, *c.global, choice, s.cluster, BurstWhy(j, c, cs.now)) + fell_back;
+      return r;
+    }
+    // The summary promised room the nodes do not have (CPU or memory taken where the devices
+    // are free, too few free devices under one switch): the next candidate.
+    fell_back += "; fell back from " + spec_.clusters[s.cluster].name + " (" +
+                 InCluster(r.why).ToString() + (r.detail.empty() ? "" : ", " + r.detail) + ")";
+  }
+  // No candidate held the gang: the placer over the job's whole scope says why (and places it,
+  // should every summary have undersold its cluster). Elastic clusters closed to it now stay
+  // out; a job that could burst later is not infeasible.
+  bool elastic_closed = false;
+  ScopeTable::Verdicts verdicts = c.global->constraints.verdicts;
+  for (size_t cl = 0; cl < blocked.size(); ++cl) {
+    if (!blocked[cl] || verdicts[cl]) continue;
+    verdicts[cl] = Reason::kLaterPreference;
+    elastic_closed = true;
+  }
+  GangResult r = PlaceGang(cell_, placer_, Variant(c, mask, scopes_.Intern(verdicts)), &rng_);
+  if (r.outcome == PlaceOutcome::kPlaced) {
+    j.where = spec_.clusters[cell_.node(r.placements.front().node).cluster].name +
+              " (no candidate by the summaries; placed over the job's scope)" + fell_back;
+    return r;
+  }
+  if (r.outcome == PlaceOutcome::kInfeasible && elastic_closed) r.outcome = PlaceOutcome::kPending;
+  r.detail += (r.detail.empty() ? "" : "; ") + std::string("clusters: ") +
+              DescribePassed(spec_, *c.global, choice, BurstWhy(j, c, cs.now)) + fell_back;
+  return r;
 }
 
 void Engine::ReleaseResources(JobRecord& j) {
@@ -826,7 +931,10 @@ void Engine::LogDecision(DecisionKind kind, const JobRecord& j, std::string reas
   d.kind = kind;
   d.job = j.id;
   d.reason = std::move(reason);
-  if (kind == DecisionKind::kStart) d.level = j.level;
+  if (kind == DecisionKind::kStart) {
+    d.level = j.level;
+    d.where = j.where;
+  }
   d.nodes = std::move(nodes);
   store_.AppendDecision(d);
 }

@@ -35,7 +35,9 @@
 #include "engine/ordering.h"
 #include "engine/ports.h"
 #include "engine/quota.h"
+#include "sched/cluster_summary.h"
 #include "sched/gang.h"
+#include "sched/global.h"
 #include "sched/placer.h"
 #include "sched/scope.h"
 
@@ -132,8 +134,17 @@ class Engine final : public EventSink {
   // Adds the job to (or removes it from) the running set and, for heterogeneity-aware
   // policies, the set of runs that another model would speed up.
   void TrackRunning(const JobRecord& j, bool running);
-  // The job's gang restricted to the device models of `mask` (compiled once per mask).
-  const GangRequest& Variant(Compiled& c, ModelMask mask);
+  // The job's gang restricted to the device models of `mask` and, when `scope` is not 0, to
+  // that placement scope instead of the job's own (compiled once per mask and scope).
+  const GangRequest& Variant(Compiled& c, ModelMask mask, uint32_t scope = 0);
+  // The global layer: on a fleet of several clusters, the job's candidate clusters from the
+  // summaries, tried in order until one holds the gang; then its whole scope, which explains
+  // why nothing fits. On one cluster, the gang placer over the cell.
+  GangResult PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask, CycleState& cs);
+  // By cluster, whether it is closed to the job now: elastic clusters before the job has
+  // waited as long as its burst rule asks (empty = none closed); and the reason, as text.
+  std::vector<bool> BurstBlocks(const JobRecord& j, const Compiled& c, TimeMs now) const;
+  std::string BurstWhy(const JobRecord& j, const Compiled& c, TimeMs now) const;
   std::vector<uint16_t> ByAdvantage(const Compiled& c) const;
   void Start(JobRecord& j, GangResult placed, std::string reason, TimeMs now);
   // Stops a running job and returns it to pending (preempted or lost) or ends it.
@@ -156,6 +167,8 @@ class Engine final : public EventSink {
   void LogDecision(DecisionKind kind, const JobRecord& j, std::string reason, TimeMs now,
                    std::vector<uint32_t> nodes = {});
   void AdjustFree(uint32_t node, const Placement& p, int sign);
+  // The placement scope that allows only `cluster` (interned on first use).
+  uint32_t ClusterScope(uint32_t cluster);
 
   const Spec& spec_;
   CellState cell_;
@@ -164,6 +177,12 @@ class Engine final : public EventSink {
   ScopeTable scopes_;
   FilterChain filters_;
   Placer placer_;
+  // The global layer's view: one summary per cluster, kept current by AdjustFree and node
+  // events; used only when the fleet has more than one cluster with nodes.
+  ClusterSummaries summaries_;
+  bool multi_cluster_ = false;
+  RegionPaths paths_;
+  std::vector<uint32_t> cluster_scope_;  // by cluster; 0 = not interned yet
   const OrderingPolicy& ordering_;
   Store& store_;
   Backend& backend_;

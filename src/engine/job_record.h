@@ -87,6 +87,10 @@ struct JobRecord {
   TopologyLevel level = TopologyLevel::kAny;
   uint64_t generation = 0;
   bool borrowing = false;  // the run uses capacity beyond its tenant's guarantee
+  // On a fleet of several clusters: why the current run's cluster was chosen (its score, the
+  // other candidates, the clusters passed over and why).
+  std::string where;
+  TimeMs queued_since = 0;  // when it last entered the queue
 
   bool running() const { return state == JobState::kRunning; }
 };

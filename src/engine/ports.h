@@ -31,6 +31,7 @@ struct Decision {
   std::string reason;  // e.g. "backfill", "preempted-by:job-17 priority", "node-lost:n3"
   TopologyLevel level = TopologyLevel::kAny;
   std::vector<uint32_t> nodes;  // distinct CellState nodes of the run (kStart)
+  std::string where;            // kStart on several clusters: why this cluster (JobRecord::where)
 };
 
 class Store {

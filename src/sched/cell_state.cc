@@ -209,6 +209,12 @@ Milli CellState::DomainDeviceCapacity(TopologyLevel level, size_t d, ModelMask m
   return SumModels(domain_capacity_[DomainLevel(level)], d, mask);
 }
 
+std::optional<size_t> CellState::ClusterDomain(uint32_t cluster) const {
+  auto it = domain_index_[DomainLevel(TopologyLevel::kCluster)].find({cluster, 0});
+  if (it == domain_index_[DomainLevel(TopologyLevel::kCluster)].end()) return std::nullopt;
+  return it->second;
+}
+
 uint64_t CellState::Hash(uint32_t i) const {
   const NodeState& n = nodes_[i];
   uint64_t h = Mix(n.type, static_cast<uint64_t>(n.cpu_free));

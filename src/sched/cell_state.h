@@ -157,6 +157,8 @@ class CellState {
     return domains_[DomainLevel(level)][d].cpu_free;
   }
   Milli DomainDeviceCapacity(TopologyLevel level, size_t d, ModelMask mask) const;
+  // The kCluster domain of a cluster (ClusterId value); nullopt when it has no node here.
+  std::optional<size_t> ClusterDomain(uint32_t cluster) const;
   Milli DomainCpuCapacity(TopologyLevel level, size_t d) const {
     return domains_[DomainLevel(level)][d].cpu_total;
   }

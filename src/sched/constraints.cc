@@ -29,9 +29,10 @@ std::optional<Reason> Excludes(const ConstrainRule& rule, ClusterId id, const Cl
   return std::nullopt;
 }
 
-// The job's speed on each device model it may use, best first, grouped by equal rank.
-std::vector<std::pair<Milli, ModelMask>> ModelRanks(const Spec& spec, const Job& job,
-                                                    ModelMask accepted) {
+}  // namespace
+
+std::vector<std::pair<Milli, ModelMask>> ModelPreference(const Spec& spec, const Job& job,
+                                                         ModelMask accepted) {
   std::map<DeviceModelId, Milli> listed;  // the job's own lists, over all task groups
   for (const TaskGroup& g : job.task_groups) {
     for (const ModelChoice& c : g.request.devices.models) {
@@ -74,8 +75,6 @@ std::vector<std::pair<Milli, ModelMask>> ModelRanks(const Spec& spec, const Job&
   return out;
 }
 
-}  // namespace
-
 JobConstraints CompileConstraints(const Spec& spec, const Job& job) {
   JobConstraints out;
   out.verdicts.assign(spec.clusters.size(), std::nullopt);
@@ -96,6 +95,21 @@ JobConstraints CompileConstraints(const Spec& spec, const Job& job) {
   }
   if (out.tier_order.empty()) {
     out.tier_order = {ClusterTier::kDedicated, ClusterTier::kShared, ClusterTier::kElastic};
+  }
+  // Elastic (cloud) clusters are for bursting: open only to a job whose first matching burst
+  // rule names them (or names none).
+  std::vector<const PolicyRule*> burst = MatchingRules(spec, RuleKind::kBurst, job);
+  for (size_t c = 0; c < spec.clusters.size(); ++c) {
+    if (spec.clusters[c].tier != ClusterTier::kElastic) continue;
+    ClusterId id(static_cast<uint32_t>(c));
+    if (burst.empty()) {
+      exclude(c, Reason::kTierNotAllowed, "elastic: no burst rule matches the job");
+      continue;
+    }
+    const auto& rule = std::get<BurstRule>(burst.front()->body);
+    if (!rule.clusters.empty() && !Contains(rule.clusters, id)) {
+      exclude(c, Reason::kClusterNotAllowed, "burst rule " + burst.front()->name);
+    }
   }
   for (DatasetId d : job.datasets) {
     if (!d.valid() || d.value() >= spec.datasets.size()) continue;
@@ -123,7 +137,7 @@ std::vector<PreferenceStep> PreferenceOrder(const Spec& spec, const Job& job,
   if (cpu_only) {
     ranks.push_back({1000, kAnyAccelerator});
   } else {
-    ranks = ModelRanks(spec, job, accepted);
+    ranks = ModelPreference(spec, job, accepted);
   }
   std::vector<PreferenceStep> steps;
   for (ClusterTier tier : constraints.tier_order) {

@@ -2,12 +2,15 @@
 // the job may run there (ScopeTable verdicts) and which rule excluded it, and the order in
 // which allowed clusters and device models are tried.
 //
-// Hard constraints (docs/placement.md#policy-rules):
+// Hard constraints (docs/placement.md#policy-rules, docs/global.md):
 //   * `constrain` rules — all that match apply: allowRegions / denyRegions exclude by
 //     region (RegionNotAllowed), allowClusters / denyClusters by cluster
 //     (ClusterNotAllowed), `tiers` leaves the unlisted tiers out (TierNotAllowed);
 //   * dataset residency — a dataset the job reads pins it to the regions its residency
 //     lists (DataResidency);
+//   * elastic clusters — open only through the job's first matching `burst` rule: without
+//     one every elastic cluster is out (TierNotAllowed), with one those it does not name
+//     (ClusterNotAllowed); when the job has waited long enough is the engine's call;
 //   * allowed device models — the job's own model list, already part of its TaskShape.
 // `crossRegion: false` needs nothing here for a job (a gang never spans clusters); the
 // caller keeps a service's replicas in the region of its first.
@@ -37,6 +40,12 @@ struct JobConstraints {
 };
 
 JobConstraints CompileConstraints(const Spec& spec, const Job& job);
+
+// The job's speed on each device model of `accepted` it may use, best first, models of equal
+// rank together: its own model lists (by speed), else the first matching `fallback` rule's
+// order (models it does not list last), else the catalog's speed for the job's class.
+std::vector<std::pair<Milli, ModelMask>> ModelPreference(const Spec& spec, const Job& job,
+                                                         ModelMask accepted);
 
 // One step of the preference order: the allowed clusters of one tier and the device models
 // the job runs at one speed on; the clusters of every other step excluded as LaterPreference.

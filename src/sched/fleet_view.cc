@@ -91,6 +91,25 @@ RegionPaths ComputeRegionPaths(const Spec& s) {
   return p;
 }
 
+std::optional<DatasetCopy> NearestCopy(const RegionPaths& paths, const Dataset& d, RegionId to) {
+  if (!to.valid() || !d.region.valid()) return std::nullopt;
+  std::optional<DatasetCopy> best;
+  std::vector<RegionId> copies = {d.region};
+  copies.insert(copies.end(), d.replicas.begin(), d.replicas.end());
+  for (RegionId from : copies) {
+    if (!from.valid()) continue;
+    const auto& lat = paths.latency[from.value()][to.value()];
+    if (!lat || (best && *lat >= best->latency)) continue;
+    Mbps b = paths.bandwidth[from.value()][to.value()];
+    // size in MiB -> megabits: x 8 x 1.048576; ms = megabits / Mbps x 1000.
+    Millis transfer = from == to ? 0
+                                 : static_cast<Millis>(static_cast<double>(d.size) * 8.388608 /
+                                                       static_cast<double>(b) * 1000.0);
+    best = DatasetCopy{from, *lat, transfer};
+  }
+  return best;
+}
+
 FleetView ComputeFleetView(const Spec& s, const FreeShares* free, const FleetViewOptions& options) {
   FleetView v;
   RegionPaths paths = ComputeRegionPaths(s);
@@ -159,22 +178,11 @@ FleetView ComputeFleetView(const Spec& s, const FreeShares* free, const FleetVie
       if (!c.region.valid() || !d.region.valid()) continue;
       dd.allowed = d.residency.empty() ||
                    std::find(d.residency.begin(), d.residency.end(), c.region) != d.residency.end();
-      std::vector<RegionId> copies = {d.region};
-      copies.insert(copies.end(), d.replicas.begin(), d.replicas.end());
-      for (RegionId from : copies) {
-        if (!from.valid()) continue;
-        const auto& lat = paths.latency[from.value()][c.region.value()];
-        if (!lat) continue;
-        if (!dd.latency || *lat < *dd.latency) {
-          dd.latency = *lat;
-          dd.from = from;
-          Mbps b = paths.bandwidth[from.value()][c.region.value()];
-          dd.local = from == c.region;
-          // size in MiB -> megabits: x 8 x 1.048576; ms = megabits / Mbps x 1000.
-          dd.transfer_time = dd.local ? 0
-                                      : static_cast<Millis>(static_cast<double>(d.size) * 8.388608 /
-                                                            static_cast<double>(b) * 1000.0);
-        }
+      if (std::optional<DatasetCopy> near = NearestCopy(paths, d, c.region)) {
+        dd.from = near->from;
+        dd.latency = near->latency;
+        dd.local = near->from == c.region;
+        dd.transfer_time = near->transfer_time;
       }
       cv.datasets.push_back(dd);
     }

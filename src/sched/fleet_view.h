@@ -110,4 +110,14 @@ struct RegionPaths {
 };
 RegionPaths ComputeRegionPaths(const Spec& spec);
 
+// The copy of a dataset nearest to a region (by latency) and the time to bring it there: its
+// size over the path's bottleneck bandwidth, 0 when the copy is in the region. nullopt when no
+// copy is reachable.
+struct DatasetCopy {
+  RegionId from;
+  Millis latency = 0;
+  Millis transfer_time = 0;
+};
+std::optional<DatasetCopy> NearestCopy(const RegionPaths& paths, const Dataset& d, RegionId to);
+
 }  // namespace tessera

@@ -298,6 +298,10 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
       for (uint32_t node : d.nodes)
         nodes.push_back(engine.cell().node_name(node));
       line["nodes"] = nodes;
+      if (!d.nodes.empty()) {
+        line["cluster"] = engine.spec().clusters[engine.cell().node(d.nodes.front()).cluster].name;
+      }
+      if (!d.where.empty()) line["where"] = d.where;
     }
     log += line.dump();
     log += '\n';

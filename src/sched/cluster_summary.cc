@@ -1,0 +1,106 @@
+#include "sched/cluster_summary.h"
+
+#include <algorithm>
+
+namespace tessera {
+
+ClusterSummaries::ClusterSummaries(const Spec& spec, const CellState& cell) : cell_(cell) {
+  clusters_.resize(spec.clusters.size());
+  for (size_t c = 0; c < spec.clusters.size(); ++c) {
+    Summary& s = clusters_[c];
+    s.domain = cell.ClusterDomain(static_cast<uint32_t>(c));
+    s.node_free.resize(cell.model_count());
+    s.price.assign(cell.model_count(), 0);
+    for (const auto& [model, price] : spec.clusters[c].price_per_device_hour) {
+      if (model.value() >= s.price.size()) continue;
+      s.price[model.value()] = price;
+      max_price_ = std::max(max_price_, price);
+    }
+  }
+  shares_.resize(cell.node_count());
+  for (uint32_t n = 0; n < cell.node_count(); ++n) {
+    Summary& s = clusters_[cell.node(n).cluster];
+    s.models |= cell.node(n).models;
+    if (!cell.node(n).retired) ++s.nodes;
+    Add(n, +1);
+  }
+}
+
+void ClusterSummaries::Add(uint32_t node, int sign) {
+  if (node >= shares_.size()) shares_.resize(node + 1);
+  Share& share = shares_[node];
+  Summary& s = clusters_[cell_.node(node).cluster];
+  if (sign < 0) {
+    if (!share.counted) return;
+    for (const auto& [model, free] : share.free)
+      s.node_free[model].erase(s.node_free[model].find(free));
+    s.node_cpu.erase(s.node_cpu.find(share.cpu));
+    --s.schedulable;
+    share = Share{};
+    return;
+  }
+  const NodeState& n = cell_.node(node);
+  if (!n.schedulable || n.retired) return;
+  share.counted = true;
+  for (const DeviceSlot& d : cell_.devices(node)) {
+    if (!d.healthy) continue;
+    auto it = std::find_if(share.free.begin(), share.free.end(),
+                           [&](const auto& f) { return f.first == d.model; });
+    if (it == share.free.end()) {
+      share.free.push_back({d.model, d.free});
+    } else {
+      it->second += d.free;
+    }
+  }
+  for (const auto& [model, free] : share.free)
+    s.node_free[model].insert(free);
+  share.cpu = n.cpu_free;
+  s.node_cpu.insert(share.cpu);
+  ++s.schedulable;
+}
+
+void ClusterSummaries::Touch(uint32_t node) {
+  if (node >= shares_.size()) {
+    // A node added while the engine runs.
+    shares_.resize(node + 1);
+    Summary& s = clusters_[cell_.node(node).cluster];
+    s.models |= cell_.node(node).models;
+    ++s.nodes;
+    if (!s.domain) s.domain = cell_.ClusterDomain(cell_.node(node).cluster);
+  }
+  Add(node, -1);
+  Add(node, +1);
+}
+
+Milli ClusterSummaries::Free(uint32_t cluster, ModelMask mask) const {
+  const Summary& s = clusters_[cluster];
+  return s.domain ? cell_.DomainFreeDevices(TopologyLevel::kCluster, *s.domain, mask) : 0;
+}
+
+Milli ClusterSummaries::Capacity(uint32_t cluster, ModelMask mask) const {
+  const Summary& s = clusters_[cluster];
+  return s.domain ? cell_.DomainDeviceCapacity(TopologyLevel::kCluster, *s.domain, mask) : 0;
+}
+
+Milli ClusterSummaries::LargestNodeFree(uint32_t cluster, uint16_t model) const {
+  const auto& free = clusters_[cluster].node_free;
+  if (model >= free.size() || free[model].empty()) return 0;
+  return *free[model].rbegin();
+}
+
+Milli ClusterSummaries::LargestNodeCpu(uint32_t cluster) const {
+  const auto& cpu = clusters_[cluster].node_cpu;
+  return cpu.empty() ? 0 : *cpu.rbegin();
+}
+
+double ClusterSummaries::Health(uint32_t cluster) const {
+  const Summary& s = clusters_[cluster];
+  return s.nodes == 0 ? 0.0 : static_cast<double>(s.schedulable) / s.nodes;
+}
+
+Milli ClusterSummaries::Price(uint32_t cluster, uint16_t model) const {
+  const auto& price = clusters_[cluster].price;
+  return model < price.size() ? price[model] : 0;
+}
+
+}  // namespace tessera

@@ -1,0 +1,233 @@
+#include "sched/global.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <tuple>
+
+#include "sched/policy_match.h"
+
+namespace tessera {
+namespace {
+
+constexpr double kHourMs = 3600.0 * 1000.0;
+
+std::string ModelNames(const Spec& spec, ModelMask mask) {
+  std::string out;
+  for (ModelMask m = mask; m != 0; m &= m - 1) {
+    size_t i = static_cast<size_t>(std::countr_zero(m));
+    if (i >= spec.device_models.size()) break;
+    out += (out.empty() ? "" : "/") + spec.device_models[i].name;
+  }
+  return out.empty() ? "devices" : out;
+}
+
+std::string Fixed(double v) {
+  if (std::fabs(v) < 0.005) v = 0;  // no "-0.00"
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+}  // namespace
+
+GlobalRequest MakeGlobalRequest(const Spec& spec, const RegionPaths& paths, const Job& job,
+                                ModelMask accepted, bool cpu_only) {
+  GlobalRequest r;
+  r.constraints = CompileConstraints(spec, job);
+  if (!cpu_only) r.model_steps = ModelPreference(spec, job, accepted);
+  for (const TaskGroup& g : job.task_groups) {
+    Milli each = g.request.devices.TotalMilli();
+    r.devices += static_cast<Milli>(g.count) * each;
+    r.largest_task = std::max(r.largest_task, each);
+    r.largest_task_cpu = std::max(r.largest_task_cpu, g.request.cpu);
+  }
+  r.transfer.assign(spec.clusters.size(), 0);
+  for (size_t c = 0; c < spec.clusters.size(); ++c) {
+    for (DatasetId d : job.datasets) {
+      if (!d.valid() || d.value() >= spec.datasets.size()) continue;
+      std::optional<DatasetCopy> near =
+          NearestCopy(paths, spec.datasets[d.value()], spec.clusters[c].region);
+      // An unreachable dataset counts as a day away: possible, but last.
+      r.transfer[c] += near ? near->transfer_time : 24 * 3600 * 1000;
+    }
+  }
+  std::vector<const PolicyRule*> weights = MatchingRules(spec, RuleKind::kWeights, job);
+  if (!weights.empty()) {
+    const auto& w = std::get<WeightsRule>(weights.front()->body);
+    r.w_speed = static_cast<double>(w.speed) / 1000.0;
+    r.w_cost = static_cast<double>(w.cost) / 1000.0;
+    r.w_locality = static_cast<double>(w.locality) / 1000.0;
+    r.w_balance = static_cast<double>(w.balance) / 1000.0;
+  }
+  return r;
+}
+
+GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
+                            const GlobalRequest& request, ModelMask only,
+                            const std::vector<bool>& blocked) {
+  GlobalChoice out;
+  const JobConstraints& k = request.constraints;
+  for (uint32_t c = 0; c < summaries.size(); ++c) {
+    const Cluster& cluster = spec.clusters[c];
+    auto pass = [&](PassCode code, ModelMask models = 0, Milli have = 0, Milli need = 0) {
+      out.passed.push_back({c, code, models, have, need});
+    };
+    if (!k.allows(ClusterId(c))) {
+      pass(PassCode::kRule);
+      continue;
+    }
+    auto tier = std::find(k.tier_order.begin(), k.tier_order.end(), cluster.tier);
+    if (tier == k.tier_order.end()) {
+      pass(PassCode::kTier);
+      continue;
+    }
+    if (c < blocked.size() && blocked[c]) {
+      pass(PassCode::kBlocked);
+      continue;
+    }
+    if (summaries.Health(c) == 0) {
+      pass(PassCode::kUnavailable);
+      continue;
+    }
+    if (summaries.LargestNodeCpu(c) < request.largest_task_cpu) {
+      pass(PassCode::kCpu, 0, summaries.LargestNodeCpu(c), request.largest_task_cpu);
+      continue;
+    }
+    ClusterScore base;
+    base.cluster = c;
+    base.tier_rank = static_cast<size_t>(tier - k.tier_order.begin());
+    base.locality = -request.w_locality * static_cast<double>(request.transfer[c]) /
+                    (static_cast<double>(request.transfer[c]) + kHourMs);
+    if (request.model_steps.empty()) {  // CPU-only
+      base.score = base.locality;
+      out.candidates.push_back(base);
+      continue;
+    }
+    std::optional<Passed> first_why;
+    size_t before = out.candidates.size();
+    for (size_t step = 0; step < request.model_steps.size(); ++step) {
+      const auto& [speed, step_models] = request.model_steps[step];
+      ModelMask models = step_models & only & summaries.models(c);
+      if (models == 0) continue;
+      Milli capacity = summaries.Capacity(c, models);
+      Milli free = summaries.Free(c, models);
+      Milli largest = 0;
+      Milli cheapest = -1;
+      for (ModelMask m = models; m != 0; m &= m - 1) {
+        uint16_t model = static_cast<uint16_t>(std::countr_zero(m));
+        largest = std::max(largest, summaries.LargestNodeFree(c, model));
+        Milli price = summaries.Price(c, model);
+        if (cheapest < 0 || price < cheapest) cheapest = price;
+      }
+      std::optional<Passed> why;
+      if (capacity < request.devices) {
+        why = Passed{c, PassCode::kTooSmall, models, capacity, request.devices};
+      } else if (free < request.devices) {
+        why = Passed{c, PassCode::kBusy, models, free, request.devices};
+      } else if (largest < request.largest_task) {
+        why = Passed{c, PassCode::kFragmented, models, largest, request.largest_task};
+      }
+      if (why) {
+        if (!first_why) first_why = why;
+        continue;
+      }
+      ClusterScore s = base;
+      s.models = models;
+      s.step = step;
+      s.speed = request.w_speed * static_cast<double>(speed) / 1000.0;
+      s.cost = summaries.max_price() > 0 ? -request.w_cost * static_cast<double>(cheapest) /
+                                               static_cast<double>(summaries.max_price())
+                                         : 0.0;
+      s.balance = request.w_balance * static_cast<double>(free) / static_cast<double>(capacity);
+      s.score = s.speed + s.cost + s.locality + s.balance;
+      out.candidates.push_back(s);
+    }
+    if (out.candidates.size() == before) {
+      if (first_why) {
+        out.passed.push_back(*first_why);
+      } else {
+        pass(PassCode::kNoModel);
+      }
+    }
+  }
+  std::sort(out.candidates.begin(), out.candidates.end(),
+            [](const ClusterScore& a, const ClusterScore& b) {
+              return std::make_tuple(a.tier_rank, a.step, -a.score, a.cluster) <
+                     std::make_tuple(b.tier_rank, b.step, -b.score, b.cluster);
+            });
+  return out;
+}
+
+std::string DescribePassed(const Spec& spec, const GlobalRequest& request,
+                           const GlobalChoice& choice, const std::string& blocked_why) {
+  std::string out;
+  for (const Passed& p : choice.passed) {
+    const Cluster& cluster = spec.clusters[p.cluster];
+    std::string why;
+    switch (p.code) {
+      case PassCode::kRule:
+        why = std::string(ReasonCode(*request.constraints.verdicts[p.cluster])) + " (" +
+              request.constraints.excluded_by[p.cluster] + ")";
+        break;
+      case PassCode::kTier:
+        why = "TierNotAllowed (" + std::string(ClusterTierName(cluster.tier)) + ")";
+        break;
+      case PassCode::kBlocked:
+        why = blocked_why;
+        break;
+      case PassCode::kUnavailable:
+        why = "Unavailable (no schedulable node)";
+        break;
+      case PassCode::kCpu:
+        why = "InsufficientCpu (no node with " + FormatMilli(p.need) + " free CPU)";
+        break;
+      case PassCode::kNoModel:
+        why = "ModelNotAllowed (none of the job's device models)";
+        break;
+      case PassCode::kTooSmall:
+        why = "TooSmall (" + FormatMilli(p.have) + " " + ModelNames(spec, p.models) +
+              " in all, the job needs " + FormatMilli(p.need) + ")";
+        break;
+      case PassCode::kBusy:
+        why = "Busy (" + FormatMilli(p.have) + " " + ModelNames(spec, p.models) + " free of " +
+              FormatMilli(p.need) + " needed)";
+        break;
+      case PassCode::kFragmented:
+        why = "Fragmented (no node with " + FormatMilli(p.need) + " free " +
+              ModelNames(spec, p.models) + ")";
+        break;
+    }
+    out += (out.empty() ? "" : ", ") + cluster.name + ": " + why;
+  }
+  return out;
+}
+
+std::string DescribeChoice(const Spec& spec, const GlobalRequest& request,
+                           const GlobalChoice& choice, uint32_t chosen,
+                           const std::string& blocked_why) {
+  std::string out;
+  auto name = [&](uint32_t c) { return spec.clusters[c].name; };
+  for (const ClusterScore& s : choice.candidates) {
+    if (s.cluster != chosen) continue;
+    out = name(chosen) + " (" + std::string(ClusterTierName(spec.clusters[chosen].tier)) + ", " +
+          ModelNames(spec, s.models) + ", score " + Fixed(s.score) + " = speed " + Fixed(s.speed) +
+          " cost " + Fixed(s.cost) + " locality " + Fixed(s.locality) + " balance " +
+          Fixed(s.balance) + ")";
+    break;
+  }
+  if (out.empty()) out = name(chosen);
+  std::string others;
+  for (const ClusterScore& s : choice.candidates) {
+    if (s.cluster == chosen) continue;
+    others += (others.empty() ? "" : ", ") + name(s.cluster) + " " + Fixed(s.score);
+  }
+  if (!others.empty()) out += "; other candidates: " + others;
+  std::string passed = DescribePassed(spec, request, choice, blocked_why);
+  if (!passed.empty()) out += "; passed over: " + passed;
+  return out;
+}
+
+}  // namespace tessera

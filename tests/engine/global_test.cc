@@ -1,0 +1,273 @@
+// Scenario tests of the global layer (docs/global.md): which cluster a job lands in on a fleet
+// of several clusters in several regions, and why. Each test narrates why the expected cluster
+// wins; the decision log's `where` line must say the same.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "engine/engine.h"
+#include "engine/engine_testutil.h"
+
+namespace tessera {
+namespace {
+
+using testing::Harness;
+using testing::MakeJob;
+
+constexpr TimeMs kSec = 1000;
+constexpr TimeMs kMin = 60 * kSec;
+
+// Three regions. Clusters of 4-device nodes, prices per device-hour:
+//   east-ded   east  dedicated  2 x 4 G1  10
+//   west-ded   west  dedicated  2 x 4 G1   5   (the cheapest)
+//   west-h     west  dedicated  1 x 4 H1  30   (the fast model)
+//   east-shr   east  shared     2 x 4 G1   8
+//   cloud      sg    elastic    4 x 4 G1  50   (only through the burst rule)
+// Datasets: logs in east and corpus in west (200Ti each, anywhere), chats in east (may not
+// leave east). The pin-* rules let a test fill one cluster.
+// Tenant t may burst to the cloud after 10 minutes; tenant u may not use the west region.
+const std::string kRegions = R"(deviceModels:
+  - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
+  - {name: H1, kind: gpu, vendor: nvidia, memory: 80Gi}
+regions:
+  - name: east
+  - name: west
+  - name: sg
+links:
+  - {from: east, to: west, latency: 15ms, bandwidth: 100Gbps}
+  - {from: east, to: sg, latency: 35ms, bandwidth: 100Gbps}
+clusters:
+  - name: east-ded
+    region: east
+    tier: dedicated
+    prices: {G1: 10}
+    nodeGroups:
+      - {name: n, count: 2, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}
+  - name: west-ded
+    region: west
+    tier: dedicated
+    prices: {G1: 5}
+    nodeGroups:
+      - {name: n, count: 2, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}
+  - name: west-h
+    region: west
+    tier: dedicated
+    prices: {H1: 30}
+    nodeGroups:
+      - {name: n, count: 1, cpu: 64, memory: 512Gi, devices: {model: H1, count: 4}}
+  - name: east-shr
+    region: east
+    tier: shared
+    prices: {G1: 8}
+    nodeGroups:
+      - {name: n, count: 2, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}
+  - name: cloud
+    region: sg
+    tier: elastic
+    prices: {G1: 50}
+    nodeGroups:
+      - {name: n, count: 4, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}
+datasets:
+  - {name: logs, region: east, size: 200Ti}
+  - {name: chats, region: east, size: 1Ti, residency: [east]}
+  - {name: corpus, region: west, size: 200Ti}
+tenants:
+  - name: t
+  - name: u
+policies:
+  - {name: pin-east-ded, kind: constrain, match: {labels: {pin: east-ded}}, allowClusters: [east-ded]}
+  - {name: pin-west-ded, kind: constrain, match: {labels: {pin: west-ded}}, allowClusters: [west-ded]}
+  - {name: pin-east-shr, kind: constrain, match: {labels: {pin: east-shr}}, allowClusters: [east-shr]}
+  - name: u-not-west
+    kind: constrain
+    match: {tenants: [u]}
+    denyRegions: [west]
+  - name: t-bursts
+    kind: burst
+    match: {tenants: [t]}
+    after: 10m
+    budgetPerDay: 100000
+    clusters: [cloud]
+  - name: eval-fallback
+    kind: fallback
+    match: {classes: [eval]}
+    order: [H1, {model: G1, speed: 0.5}]
+)";
+
+class GlobalLayer : public ::testing::Test {
+ protected:
+  GlobalLayer() : h("fifo", /*backfill=*/true, kRegions) {}
+
+  Job G1Job(const std::string& name, int32_t tasks, const std::string& tenant = "t") {
+    Job j = MakeJob(h.spec, name, tasks, 3600 * kSec);
+    j.tenant = *h.spec.FindTenant(tenant);
+    return j;
+  }
+  // The cluster the job's current run is in ("" when it is not running).
+  std::string ClusterOf(JobId id) const {
+    const JobRecord& j = h.engine->job(id);
+    if (!j.running()) return "";
+    return h.spec.clusters[h.engine->cell().node(j.placements.front().node).cluster].name;
+  }
+  // The decision log's `where` of the job's last start.
+  std::string WhereOf(JobId id) const {
+    std::string where;
+    for (const Decision& d : h.store.decisions())
+      if (d.job == id && d.kind == DecisionKind::kStart) where = d.where;
+    return where;
+  }
+  // Fills a cluster with one-device jobs of tenant t, pinned there by the pin-* rules.
+  void Fill(const std::string& cluster, int32_t devices, TimeMs at) {
+    for (int32_t i = 0; i < devices; ++i) {
+      Job j = G1Job(cluster + "-filler" + std::to_string(i), 1);
+      j.runtime = 100 * 3600 * kSec;
+      j.labels["pin"] = cluster;
+      JobId id = h.Submit(j, at);
+      h.RunUntil(at);
+      ASSERT_EQ(ClusterOf(id), cluster) << "filler " << i << " went elsewhere: " << WhereOf(id);
+    }
+  }
+
+  Harness h;
+};
+
+TEST_F(GlobalLayer, TheCheapestDedicatedClusterWinsWhenNothingElseDiffers) {
+  // Same tier, same speed, no data: the cost term decides — west-ded at 5 beats east-ded at 10.
+  // west-h has none of the job's models, the cloud is closed until the job has waited.
+  JobId id = h.Submit(G1Job("a", 2), 0);
+  h.RunUntil(0);
+  EXPECT_EQ(ClusterOf(id), "west-ded");
+  const std::string where = WhereOf(id);
+  EXPECT_NE(where.find("west-ded (dedicated, G1, score"), std::string::npos) << where;
+  EXPECT_NE(where.find("other candidates: east-ded"), std::string::npos) << where;
+  EXPECT_NE(where.find("west-h: ModelNotAllowed"), std::string::npos) << where;
+  EXPECT_NE(where.find("cloud: BurstNotYet (queued 0s of 10m, rule t-bursts)"), std::string::npos)
+      << where;
+}
+
+TEST_F(GlobalLayer, DataLocalityOutweighsPrice) {
+  // The job reads 200Ti of logs kept in east: bringing them west over 100Gbps takes ~4.9 h, a
+  // locality penalty of -0.83 against west's price advantage of 0.1. It runs next to its data.
+  Job j = G1Job("reader", 2);
+  j.datasets.push_back(*h.spec.FindDataset("logs"));
+  JobId id = h.Submit(j, 0);
+  h.RunUntil(0);
+  EXPECT_EQ(ClusterOf(id), "east-ded") << WhereOf(id);
+  EXPECT_NE(WhereOf(id).find("locality 0.00"), std::string::npos) << WhereOf(id);
+}
+
+TEST_F(GlobalLayer, ResidencyPinsReadersToTheDatasetsRegionEvenWhenFull) {
+  // chats may not leave east. With east-ded full the reader takes east's shared cluster (the
+  // next tier), never the cheaper west; with east full as well it waits, naming the rule.
+  Fill("west-ded", 8, 0);
+  Fill("east-ded", 8, 0);
+  Job j = G1Job("chat-reader", 4);
+  j.datasets.push_back(*h.spec.FindDataset("chats"));
+  JobId first = h.Submit(j, kSec);
+  h.RunUntil(kSec);
+  EXPECT_EQ(ClusterOf(first), "east-shr") << WhereOf(first);
+  EXPECT_NE(WhereOf(first).find("west-ded: DataResidency (residency of dataset chats)"),
+            std::string::npos)
+      << WhereOf(first);
+  j.name = "chat-reader-2";
+  JobId second = h.Submit(j, 2 * kSec);
+  h.RunUntil(2 * kSec);
+  j.name = "chat-reader-3";
+  JobId third = h.Submit(j, 3 * kSec);
+  h.RunUntil(60 * kMin);  // long past the burst threshold: the cloud is outside east too
+  EXPECT_EQ(ClusterOf(second), "east-shr");
+  const JobRecord& waiting = h.engine->job(third);
+  EXPECT_EQ(waiting.state, JobState::kPending);
+  EXPECT_EQ(waiting.reason, PendingReason::kResources);
+  EXPECT_NE(waiting.detail.find("cloud: DataResidency"), std::string::npos) << waiting.detail;
+  EXPECT_NE(waiting.detail.find("east-ded: Busy"), std::string::npos) << waiting.detail;
+}
+
+TEST_F(GlobalLayer, ADeniedRegionIsNeverUsedEvenWhenCheaper) {
+  // Tenant u may not use west: its job pays east's price although west-ded is idle and cheaper.
+  JobId id = h.Submit(G1Job("u-job", 2, "u"), 0);
+  h.RunUntil(0);
+  EXPECT_EQ(ClusterOf(id), "east-ded");
+  EXPECT_NE(WhereOf(id).find("west-ded: RegionNotAllowed (rule u-not-west)"), std::string::npos)
+      << WhereOf(id);
+}
+
+TEST_F(GlobalLayer, DedicatedFirstThenSharedThenElasticAfterTheWait) {
+  // Both dedicated G1 clusters full: the shared cluster takes the next job at once, though it
+  // costs more than west-ded would. With shared full too, t's job waits for the burst rule's
+  // 10 minutes, then bursts to the cloud; u's identical job has no burst rule and keeps waiting.
+  Fill("west-ded", 8, 0);
+  Fill("east-ded", 8, 0);
+  Fill("east-shr", 8, 0);
+  JobId t_job = h.Submit(G1Job("t-late", 4), kSec);
+  JobId u_job = h.Submit(G1Job("u-late", 4, "u"), kSec);
+  h.RunUntil(10 * kMin);
+  EXPECT_EQ(h.engine->job(t_job).state, JobState::kPending);
+  EXPECT_NE(h.engine->job(t_job).detail.find("cloud: BurstNotYet"), std::string::npos)
+      << h.engine->job(t_job).detail;
+  h.RunUntil(10 * kMin + kSec);
+  EXPECT_EQ(ClusterOf(t_job), "cloud") << h.engine->job(t_job).detail;
+  EXPECT_EQ(h.engine->job(u_job).state, JobState::kPending);
+  EXPECT_NE(h.engine->job(u_job).detail.find("TierNotAllowed (elastic: no burst rule"),
+            std::string::npos)
+      << h.engine->job(u_job).detail;
+}
+
+TEST_F(GlobalLayer, AJobOnlyTheCloudCanHoldWaitsForTheBurstInsteadOfBeingInfeasible) {
+  // 12 devices in one gang: no on-premises cluster has 12 G1, the cloud has 16. Before the
+  // threshold the job is pending, not infeasible; after it, it runs in the cloud.
+  JobId id = h.Submit(G1Job("big", 12), 0);
+  h.RunUntil(5 * kMin);
+  EXPECT_EQ(h.engine->job(id).state, JobState::kPending);
+  EXPECT_EQ(h.engine->job(id).reason, PendingReason::kResources);
+  EXPECT_NE(h.engine->job(id).detail.find("east-ded: TooSmall"), std::string::npos)
+      << h.engine->job(id).detail;
+  h.RunUntil(11 * kMin);
+  EXPECT_EQ(ClusterOf(id), "cloud");
+}
+
+TEST_F(GlobalLayer, CardModelFallbackOrder) {
+  // eval falls back H1, else G1 at half speed. The first eval job gets west-h's four H1 though
+  // they cost the most; the second finds H1 busy and takes G1, in the cheapest cluster.
+  auto eval = [&](const std::string& name) {
+    Job j = G1Job(name, 4);
+    j.job_class = WorkloadClass::kEval;
+    j.task_groups[0].request.devices.models.clear();  // any GPU: the fallback rule orders them
+    return j;
+  };
+  JobId first = h.Submit(eval("eval-1"), 0);
+  JobId second = h.Submit(eval("eval-2"), 0);
+  h.RunUntil(0);
+  EXPECT_EQ(ClusterOf(first), "west-h") << WhereOf(first);
+  EXPECT_EQ(ClusterOf(second), "west-ded") << WhereOf(second);
+  EXPECT_NE(WhereOf(second).find("west-h: Busy (0 H1 free of 4 needed)"), std::string::npos)
+      << WhereOf(second);
+}
+
+TEST_F(GlobalLayer, AStaleSummaryFallsBackToTheNextCandidate) {
+  // Two jobs take 500Gi of memory on each west-ded node but one G1 each: by its summary
+  // (devices and CPU) west-ded still has 6 G1 free. The next job reads the corpus kept in west,
+  // so west-ded is its first candidate; the placement there finds no node with memory left,
+  // and the job falls back to the next candidate, east-ded, in the same decision instead of
+  // waiting.
+  for (int i = 0; i < 2; ++i) {
+    Job hog = G1Job("hog" + std::to_string(i), 1);
+    hog.task_groups[0].request.memory = 500 * 1024;
+    hog.labels["pin"] = "west-ded";
+    JobId id = h.Submit(hog, 0);
+    h.RunUntil(0);
+    ASSERT_EQ(ClusterOf(id), "west-ded");
+  }
+  Job j = G1Job("after-hogs", 1);
+  j.task_groups[0].request.memory = 64 * 1024;
+  j.datasets.push_back(*h.spec.FindDataset("corpus"));
+  JobId id = h.Submit(j, kSec);
+  h.RunUntil(kSec);
+  EXPECT_EQ(ClusterOf(id), "east-ded");
+  EXPECT_NE(WhereOf(id).find("fell back from west-ded (0/2 nodes fit: 2 insufficient memory)"),
+            std::string::npos)
+      << WhereOf(id);
+}
+
+}  // namespace
+}  // namespace tessera
