@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -161,6 +162,42 @@ TEST(SimRun, TheExampleJsonlWorkloadRunsToCompletion) {
   EXPECT_EQ(m["jobs"]["completed"], 6) << m.dump(2);
   for (const char* cls : {"training", "finetune", "batch", "eval"})
     EXPECT_TRUE(m["per_class"].contains(cls)) << cls;
+  fs::remove_all(out);
+}
+
+TEST(SimRun, EveryStartOnTheEnterpriseFleetSaysWhichClusterAndWhy) {
+  // The example enterprise (9 clusters in 5 regions): the global layer names each start's
+  // cluster and why; a cluster passed over is never the one chosen.
+  fs::path out = TempDir("enterprise");
+  std::string text;
+  ASSERT_EQ(Tessera("sim run --fleet " + kSource +
+                        "/examples/enterprise --format synthetic --jobs 300 --load 0.8 --out " +
+                        out.string() + " --no-progress",
+                    &text),
+            0)
+      << text;
+  std::istringstream lines(Read(out / "fifo" / "decisions.jsonl"));
+  std::string line;
+  std::set<std::string> clusters;
+  int starts = 0;
+  while (std::getline(lines, line)) {
+    json d = json::parse(line);
+    if (d["kind"] != "start") continue;
+    ++starts;
+    ASSERT_TRUE(d.contains("cluster") && d.contains("where")) << line;
+    const std::string cluster = d["cluster"];
+    const std::string where = d["where"];
+    clusters.insert(cluster);
+    EXPECT_EQ(where.rfind(cluster + " (", 0), 0u) << line;
+    size_t passed = where.find("; passed over: ");
+    if (passed != std::string::npos) {
+      std::string over = where.substr(passed);
+      size_t fell = over.find("; fell back from ");
+      EXPECT_EQ(over.substr(0, fell).find(" " + cluster + ": "), std::string::npos) << line;
+    }
+  }
+  EXPECT_GE(starts, 300);
+  EXPECT_GE(clusters.size(), 3u);
   fs::remove_all(out);
 }
 
