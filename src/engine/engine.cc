@@ -218,7 +218,7 @@ Result<uint32_t> Engine::AddNode(NodeId id) {
   if (!added.ok()) return added;
   uint32_t n = *added;
   node_up_.push_back(cell_.node(n).schedulable);
-  summaries_.Touch(n);
+  if (multi_cluster_) summaries_.Touch(n);
   if (node_up_[n]) {
     for (const DeviceSlot& d : cell_.devices(n)) {
       model_present_[d.model] = true;
@@ -299,7 +299,7 @@ void Engine::Handle(const Event& e) {
       }
       node_up_[e.node] = false;
       cell_.SetSchedulable(e.node, false);
-      summaries_.Touch(e.node);
+      if (multi_cluster_) summaries_.Touch(e.node);
       dirty_ = true;
       return;
     }
@@ -307,7 +307,7 @@ void Engine::Handle(const Event& e) {
       if (e.node >= node_up_.size() || node_up_[e.node]) return;
       node_up_[e.node] = true;
       cell_.SetSchedulable(e.node, true);
-      summaries_.Touch(e.node);
+      if (multi_cluster_) summaries_.Touch(e.node);
       // Jobs judged infeasible without this node get another chance.
       for (const auto& [tenant, queue] : queues_) {
         for (const QueueEntry& q : queue) {
@@ -801,7 +801,7 @@ void Engine::AdjustFree(uint32_t node, const Placement& p, int sign) {
   auto devices = cell_.devices(node);
   for (const DeviceUse& u : p.devices)
     free_by_model_[devices[u.index].model] += sign * u.milli;
-  summaries_.Touch(node);
+  if (multi_cluster_) summaries_.Touch(node);
 }
 
 uint32_t Engine::ClusterScope(uint32_t cluster) {

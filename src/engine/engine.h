@@ -177,8 +177,8 @@ class Engine final : public EventSink {
   ScopeTable scopes_;
   FilterChain filters_;
   Placer placer_;
-  // The global layer's view: one summary per cluster, kept current by AdjustFree and node
-  // events; used only when the fleet has more than one cluster with nodes.
+  // The global layer's view: one summary per cluster, used and kept current (by AdjustFree
+  // and node events) only when the fleet has more than one cluster with nodes.
   ClusterSummaries summaries_;
   bool multi_cluster_ = false;
   RegionPaths paths_;
