@@ -129,7 +129,8 @@ JobId Engine::Submit(Job job, TimeMs at) {
   c->gang.require =
       job.gang.require == TopologyLevel::kAny ? TopologyLevel::kCluster : job.gang.require;
   std::vector<std::pair<Milli, uint16_t>> speeds;
-  const uint32_t scope = scopes_.Intern(CompileConstraints(spec_, job).verdicts);
+  JobConstraints constraints = CompileConstraints(spec_, job);
+  const uint32_t scope = scopes_.Intern(constraints.verdicts);
   for (const TaskGroup& g : job.task_groups) {
     TaskShape s = MakeTaskShape(spec_, g.request);
     s.scope = scope;
@@ -177,7 +178,8 @@ JobId Engine::Submit(Job job, TimeMs at) {
                     " devices exceed its tenant's limit (" + over + ")";
   }
   if (multi_cluster_) {
-    c->global = MakeGlobalRequest(spec_, paths_, job, c->mask, c->mask == 0);
+    c->global =
+        MakeGlobalRequest(spec_, paths_, job, std::move(constraints), c->mask, c->mask == 0);
     std::vector<const PolicyRule*> burst = MatchingRules(spec_, RuleKind::kBurst, job);
     if (!burst.empty()) c->burst = burst.front();
   }

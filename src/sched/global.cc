@@ -34,9 +34,9 @@ std::string Fixed(double v) {
 }  // namespace
 
 GlobalRequest MakeGlobalRequest(const Spec& spec, const RegionPaths& paths, const Job& job,
-                                ModelMask accepted, bool cpu_only) {
+                                JobConstraints constraints, ModelMask accepted, bool cpu_only) {
   GlobalRequest r;
-  r.constraints = CompileConstraints(spec, job);
+  r.constraints = std::move(constraints);
   if (!cpu_only) r.model_steps = ModelPreference(spec, job, accepted);
   for (const TaskGroup& g : job.task_groups) {
     Milli each = g.request.devices.TotalMilli();

@@ -48,7 +48,7 @@ struct GlobalRequest {
 };
 
 GlobalRequest MakeGlobalRequest(const Spec& spec, const RegionPaths& paths, const Job& job,
-                                ModelMask accepted, bool cpu_only);
+                                JobConstraints constraints, ModelMask accepted, bool cpu_only);
 
 struct ClusterScore {
   uint32_t cluster = 0;
