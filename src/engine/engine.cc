@@ -68,9 +68,28 @@ struct Engine::CycleState {
   // gives each job the model where it is relatively best, not merely the fastest.
   bool contended = false;
   std::optional<Reservation> reservation;
-  std::set<std::vector<uint32_t>> failed;      // signatures that found no room this cycle
+  // Signatures refused this cycle (no room, or the quota), with the reason and detail: a job of
+  // the same shapes, scope, gang rule, priority and tenant is refused too, since within a
+  // cycle free capacity only shrinks and usage only grows (victims' release aside). Keys end
+  // in 1 for a job still waiting for its burst threshold (it sees fewer clusters: its refusal
+  // says nothing of a job that may burst), 0 otherwise (see Key).
+  std::map<std::vector<uint32_t>, std::pair<PendingReason, std::string>> refused;
   std::set<uint32_t> stopped;                  // jobs preempted in this cycle
-  std::set<std::vector<uint32_t>> no_victims;  // signatures whose preemption found no room
+  std::set<std::vector<uint32_t>> no_victims;  // keyed as `refused`: preemption found no room
+
+  static std::vector<uint32_t> Key(const std::vector<uint32_t>& signature, bool waiting) {
+    std::vector<uint32_t> key = signature;
+    key.push_back(waiting ? 1 : 0);
+    return key;
+  }
+  // The entry of `map` for a job of this signature: its own, or (while it waits) a bursting
+  // job's.
+  template <typename Map>
+  auto Find(const Map& map, const std::vector<uint32_t>& signature, bool waiting) const {
+    auto it = map.find(Key(signature, waiting));
+    if (it == map.end() && waiting) it = map.find(Key(signature, false));
+    return it;
+  }
 };
 
 Engine::Engine(const Spec& spec, CellState cell, Scorer& scorer, const OrderingPolicy& ordering,
@@ -454,8 +473,10 @@ void Engine::PlacePending(CycleState& cs) {
       break;
     }
     const Compiled& c = *compiled_[j.id.value()];
-    if (cs.failed.count(c.signature)) {
+    if (auto it = cs.Find(cs.refused, c.signature, BurstWaiting(j, c, cs.now));
+        it != cs.refused.end() && it->second.first == PendingReason::kResources) {
       j.reason = PendingReason::kResources;
+      j.detail = it->second.second;
       continue;
     }
     enum class Pass { kOrder, kBeforeShadow, kInExtra } pass = Pass::kOrder;
@@ -649,6 +670,13 @@ Milli Engine::RunSpeed(const JobRecord& j) const {
 }
 
 bool Engine::TryStart(JobRecord& j, CycleState& cs) {
+  const Compiled& c = *compiled_[j.id.value()];
+  const bool waiting = BurstWaiting(j, c, cs.now);
+  if (auto it = cs.Find(cs.refused, c.signature, waiting); it != cs.refused.end()) {
+    j.reason = it->second.first;
+    j.detail = it->second.second;
+    return false;
+  }
   ++counters_.placements_tried;
   bool quota_refused = false;
   std::optional<GangResult> placed = PlaceWithQuota(j, cs, &quota_refused);
@@ -659,17 +687,12 @@ bool Engine::TryStart(JobRecord& j, CycleState& cs) {
   if (j.reason == PendingReason::kInfeasible) return false;
   // A job of the same signature (shapes, gang rule, priority, tenant) that found no victims
   // this cycle means this one would not either: its queue position is no better.
-  const std::vector<uint32_t>& signature = compiled_[j.id.value()]->signature;
-  if (!cs.no_victims.count(signature)) {
+  if (cs.Find(cs.no_victims, c.signature, waiting) == cs.no_victims.end()) {
     if (TryPreempt(j, cs)) return true;
-    cs.no_victims.insert(signature);
+    cs.no_victims.insert(CycleState::Key(c.signature, waiting));
   }
-  if (quota_refused) {
-    j.reason = PendingReason::kQuota;
-  } else {
-    j.reason = PendingReason::kResources;
-    cs.failed.insert(compiled_[j.id.value()]->signature);
-  }
+  j.reason = quota_refused ? PendingReason::kQuota : PendingReason::kResources;
+  cs.refused.emplace(CycleState::Key(c.signature, waiting), std::make_pair(j.reason, j.detail));
   return false;
 }
 
@@ -815,10 +838,13 @@ uint32_t Engine::ClusterScope(uint32_t cluster) {
   return cluster_scope_[cluster];
 }
 
+bool Engine::BurstWaiting(const JobRecord& j, const Compiled& c, TimeMs now) const {
+  return c.burst != nullptr && now - j.queued_since < std::get<BurstRule>(c.burst->body).after;
+}
+
 std::vector<bool> Engine::BurstBlocks(const JobRecord& j, const Compiled& c, TimeMs now) const {
-  if (c.burst == nullptr) return {};  // elastic clusters are closed by its constraints
-  const BurstRule& rule = std::get<BurstRule>(c.burst->body);
-  if (now - j.queued_since >= rule.after) return {};
+  // Without a burst rule elastic clusters are closed by the job's constraints.
+  if (!BurstWaiting(j, c, now)) return {};
   std::vector<bool> blocked(spec_.clusters.size(), false);
   for (size_t cl = 0; cl < spec_.clusters.size(); ++cl)
     blocked[cl] = spec_.clusters[cl].tier == ClusterTier::kElastic;
@@ -1061,6 +1087,68 @@ bool Engine::TryPreempt(JobRecord& j, CycleState& cs) {
   return reclaim != 0 && PreemptFor(j, cs, reclaim);
 }
 
+bool Engine::Frees(const JobRecord& v, const Compiled& c, ModelMask mask, bool waiting) const {
+  for (const Placement& p : v.placements) {
+    const uint32_t cluster = cell_.node(p.node).cluster;
+    if (c.global && (c.global->constraints.verdicts[cluster] ||
+                     (waiting && spec_.clusters[cluster].tier == ClusterTier::kElastic)))
+      continue;
+    if (c.mask == 0) return true;  // a CPU-only job needs only the node's CPU and memory
+    // Its devices, or the CPU and memory beside devices of the mask.
+    for (const DeviceSlot& d : cell_.devices(p.node))
+      if ((mask >> d.model) & 1) return true;
+  }
+  return false;
+}
+
+bool Engine::TaskFitsOn(const std::vector<Placement>& where, const Compiled& c,
+                        ModelMask mask) const {
+  for (const Placement& p : where) {
+    for (const GangGroup& g : c.gang.groups) {
+      TaskShape shape = g.shape;
+      if (!shape.cpu_only()) shape.models &= mask;
+      if (!filters_.Check(cell_, p.node, shape)) return true;
+    }
+  }
+  return false;
+}
+
+QuotaRoom Engine::QuotaRoomFor(const JobRecord& j, const Compiled& c, ModelMask mask) const {
+  if (c.mask == 0) return {0, true};  // CPU-only: no device quota
+  Milli smallest = std::numeric_limits<Milli>::max();
+  for (const GangGroup& g : c.gang.groups)
+    if (!g.shape.cpu_only()) smallest = std::min(smallest, g.shape.total_milli());
+  // Split across models, each model takes whole tasks: count them in the smallest's size.
+  QuotaRoom room;
+  Milli split = 0;
+  for (size_t m = 0; m < cell_.model_count(); ++m) {
+    if (!((mask >> m) & 1)) continue;
+    Milli headroom = quotas_.Headroom(j.job.tenant, m);
+    if (headroom >= j.device_milli) room.whole |= ModelMask{1} << m;
+    split += std::min(headroom, j.device_milli) / smallest * smallest;
+  }
+  room.split = room.whole != 0 || split >= j.device_milli;
+  return room;
+}
+
+bool Engine::RoomInScope(const JobRecord& j, const Compiled& c, ModelMask mask, TimeMs now) const {
+  if (c.mask == 0) return true;  // CPU-only: no device count to check
+  if (!c.global) {
+    Milli free = 0;
+    for (size_t m = 0; m < free_by_model_.size(); ++m)
+      if ((mask >> m) & 1) free += free_by_model_[m];
+    return free >= j.device_milli;
+  }
+  // A gang stays within one cluster: one cluster it may use must hold its devices.
+  const bool waiting = BurstWaiting(j, c, now);
+  for (size_t cl = 0; cl < spec_.clusters.size(); ++cl) {
+    if (c.global->constraints.verdicts[cl]) continue;
+    if (waiting && spec_.clusters[cl].tier == ClusterTier::kElastic) continue;
+    if (summaries_.Free(static_cast<uint32_t>(cl), mask) >= j.device_milli) return true;
+  }
+  return false;
+}
+
 bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim) {
   const Compiled& c = *compiled_[j.id.value()];
   const ModelMask mask = reclaim ? c.mask & reclaim : c.mask;
@@ -1071,9 +1159,10 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim) {
     uint32_t id;
   };
   std::vector<Candidate> candidates;
+  const bool waiting = BurstWaiting(j, c, cs.now);
   auto consider = [&](uint32_t id) {
     const JobRecord& v = jobs_[id];
-    if (!MayPreempt(j, v, reclaim, cs.now)) return;
+    if (!Frees(v, c, mask, waiting) || !MayPreempt(j, v, reclaim, cs.now)) return;
     double lost =
         static_cast<double>(LostSinceCheckpoint(v.last_start, cs.now, v.job.checkpoint_interval)) *
         static_cast<double>(v.device_milli);
@@ -1110,9 +1199,6 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim) {
   if (candidates.size() > static_cast<size_t>(options_.preemption_candidates))
     candidates.resize(static_cast<size_t>(options_.preemption_candidates));
 
-  Milli avail = 0;
-  for (size_t m = 0; m < free_by_model_.size(); ++m)
-    if ((mask >> m) & 1) avail += free_by_model_[m];
   std::vector<uint32_t> released;
   std::vector<std::vector<Placement>> saved;
   auto restore = [&](size_t i) {
@@ -1130,19 +1216,24 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim) {
     if (v.estimated_end != kNever) ends_.insert({v.estimated_end, v.id.value()});
   };
   std::optional<GangResult> placed;
+  // Victims are released one by one until the job is placed. A placement is attempted only
+  // when cheap counts allow it (the quota admits the job, a cluster it may use has the free
+  // devices) and something changed since the last attempt: what the quota admits, or one of
+  // the job's tasks now fits on a node the victim freed (no other node changed).
+  bool tried = false;
+  QuotaRoom last;
   for (const Candidate& cand : candidates) {
     JobRecord& v = jobs_[cand.id];
     saved.push_back(v.placements);
     released.push_back(cand.id);
-    Milli before = 0;
-    for (size_t m = 0; m < free_by_model_.size(); ++m)
-      if ((mask >> m) & 1) before += free_by_model_[m];
     ReleaseResources(v);
-    Milli after = 0;
-    for (size_t m = 0; m < free_by_model_.size(); ++m)
-      if ((mask >> m) & 1) after += free_by_model_[m];
-    avail += after - before;
-    if (avail < j.device_milli) continue;
+    const QuotaRoom room = QuotaRoomFor(j, c, mask);
+    if (!room.split) continue;
+    const ModelMask on = room.whole != 0 ? room.whole : mask;
+    if (!RoomInScope(j, c, on, cs.now)) continue;
+    if (tried && room == last && !TaskFitsOn(saved.back(), c, on)) continue;
+    tried = true;
+    last = room;
     bool refused = false;
     placed = PlaceWithQuota(j, cs, &refused, reclaim ? reclaim : kAnyAccelerator);
     if (placed) break;

@@ -62,6 +62,14 @@ struct EngineCounters {
   uint64_t migrations = 0;  // runs moved to faster device models (heterogeneity-aware)
 };
 
+// What a tenant's quota admits of a job: the models that take it whole, and whether it fits
+// at all (whole, or split across models).
+struct QuotaRoom {
+  ModelMask whole = 0;
+  bool split = false;
+  bool operator==(const QuotaRoom&) const = default;
+};
+
 class Engine final : public EventSink {
  public:
   // The cell must have been built from `spec` (node indices = the spec's nodes).
@@ -127,6 +135,15 @@ class Engine final : public EventSink {
   ModelMask GuaranteeModels(const JobRecord& j) const;
   // One pass: `reclaim` = 0 for the first, the models reclaimed for the second.
   bool PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim);
+  // What the tenant's quota admits of the job now, on the models of `mask`.
+  QuotaRoom QuotaRoomFor(const JobRecord& j, const Compiled& c, ModelMask mask) const;
+  // Whether a cluster the job may use now has its device count free on `mask`.
+  bool RoomInScope(const JobRecord& j, const Compiled& c, ModelMask mask, TimeMs now) const;
+  // Whether stopping `v` frees room on a node with devices of `mask` (any node, for a CPU-only
+  // job) in a cluster the job may use now.
+  bool Frees(const JobRecord& v, const Compiled& c, ModelMask mask, bool waiting) const;
+  // Whether one of the job's tasks (on `mask`) fits on one of the nodes of `where` now.
+  bool TaskFitsOn(const std::vector<Placement>& where, const Compiled& c, ModelMask mask) const;
   void MigrateToFasterModels(CycleState& cs);
   // The speed of the job's current run: its slowest task's device model.
   Milli RunSpeed(const JobRecord& j) const;
@@ -143,6 +160,8 @@ class Engine final : public EventSink {
   GangResult PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask, CycleState& cs);
   // By cluster, whether it is closed to the job now: elastic clusters before the job has
   // waited as long as its burst rule asks (empty = none closed); and the reason, as text.
+  // Whether the job's burst rule still keeps it off elastic clusters.
+  bool BurstWaiting(const JobRecord& j, const Compiled& c, TimeMs now) const;
   std::vector<bool> BurstBlocks(const JobRecord& j, const Compiled& c, TimeMs now) const;
   std::string BurstWhy(const JobRecord& j, const Compiled& c, TimeMs now) const;
   std::vector<uint16_t> ByAdvantage(const Compiled& c) const;

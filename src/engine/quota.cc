@@ -91,6 +91,33 @@ QuotaVerdict QuotaTracker::Check(TenantId tenant, const std::vector<Milli>& per_
   return v;
 }
 
+Milli QuotaTracker::Headroom(TenantId tenant, size_t m) const {
+  // The admitted amounts at each level form a down-set (Check above): r <= limit - usage, and
+  // r <= guarantee - usage unless the level may borrow, in which case its parent's pool caps r.
+  Milli room = kUnlimitedRoom;
+  for (std::optional<TenantId> c = tenant; c; c = spec_.tenant(*c).parent) {
+    size_t i = Index(*c, m);
+    if (limit_[i] >= 0) room = std::min(room, limit_[i] - usage_[i]);
+    Milli beyond = kUnlimitedRoom;  // what borrowing admits at this level
+    if (has_quota_[i] && !borrow_[i]) {
+      beyond = 0;
+    } else if (std::optional<TenantId> p = spec_.tenant(*c).parent) {
+      size_t pi = Index(*p, m);
+      if (has_quota_[pi] && guaranteed_[pi] > 0) {
+        Milli claims = usage_[i];
+        for (TenantId s : spec_.tenant(*p).children) {
+          if (s == *c) continue;
+          size_t si = Index(s, m);
+          claims += lend_[si] ? usage_[si] : std::max(usage_[si], guaranteed_[si]);
+        }
+        beyond = guaranteed_[pi] - claims;
+      }
+    }
+    room = std::min(room, std::max(guaranteed_[i] - usage_[i], beyond));
+  }
+  return std::max<Milli>(room, 0);
+}
+
 void QuotaTracker::Charge(TenantId tenant, const std::vector<Milli>& per_model) {
   ++version_;
   for (std::optional<TenantId> c = tenant; c; c = spec_.tenant(*c).parent) {

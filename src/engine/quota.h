@@ -36,6 +36,10 @@ class QuotaTracker {
 
   // `per_model[m]` = milli-devices of model m the run would add.
   QuotaVerdict Check(TenantId tenant, const std::vector<Milli>& per_model) const;
+  // The most milli-devices of `model` a run of the tenant could add now (Check admits r > 0
+  // of that model alone exactly when r <= Headroom); kUnlimitedRoom when nothing caps it.
+  static constexpr Milli kUnlimitedRoom = Milli{1} << 60;
+  Milli Headroom(TenantId tenant, size_t model) const;
   void Charge(TenantId tenant, const std::vector<Milli>& per_model);
   void Refund(TenantId tenant, const std::vector<Milli>& per_model);
 

@@ -281,6 +281,17 @@ TEST(EngineProperty, QuotaLimitsHoldAndGuaranteesAreHonoured) {
             TenantId id(static_cast<uint32_t>(t));
             const std::string& path = spec.tenants[t].path;
             ASSERT_EQ(q.usage(id, 0), used[t]) << path;
+            // Headroom is exactly the most Check admits.
+            std::vector<Milli> per(q.model_count(), 0);
+            const Milli room = q.Headroom(id, 0);
+            if (room > 0 && room < QuotaTracker::kUnlimitedRoom) {
+              per[0] = room;
+              ASSERT_TRUE(q.Check(id, per).ok) << path << " headroom " << room;
+            }
+            if (room < QuotaTracker::kUnlimitedRoom) {
+              per[0] = room + 1;
+              ASSERT_FALSE(q.Check(id, per).ok) << path << " headroom " << room;
+            }
             const Quota* quota = spec.tenants[t].QuotaFor(DeviceModelId(0));
             if (quota && quota->limit) {
               ASSERT_LE(used[t], *quota->limit) << path << " above its limit";
