@@ -5,12 +5,16 @@
 // Thread-safety: SystemClock is thread-safe; ManualClock is not (tests own it on one thread).
 #pragma once
 
+#include <limits>
+
 #include "common/quantity.h"
 
 namespace tessera {
 
 // Milliseconds since the Unix epoch (or since the start of a simulation).
 using TimeMs = int64_t;
+// A time that never comes (no estimated end, no reservation).
+inline constexpr TimeMs kNever = std::numeric_limits<TimeMs>::max();
 
 class Clock {
  public:

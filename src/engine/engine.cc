@@ -13,7 +13,6 @@
 namespace tessera {
 
 namespace {
-constexpr TimeMs kNever = std::numeric_limits<TimeMs>::max();
 
 std::optional<int32_t> PriorityValue(const Spec& spec, const std::string& name) {
   if (const PriorityClass* p = spec.FindPriority(name)) return p->value;
@@ -105,7 +104,8 @@ Engine::Engine(const Spec& spec, CellState cell, Scorer& scorer, const OrderingP
       clock_(clock),
       rng_(rng),
       options_(options),
-      quotas_(spec) {
+      quotas_(spec),
+      ledger_(spec, cell_) {
   node_up_.assign(cell_.node_count(), true);
   free_by_model_.assign(cell_.model_count(), 0);
   model_present_.assign(cell_.model_count(), false);
@@ -201,6 +201,8 @@ JobId Engine::Submit(Job job, TimeMs at) {
         MakeGlobalRequest(spec_, paths_, job, std::move(constraints), c->mask, c->mask == 0);
     std::vector<const PolicyRule*> burst = MatchingRules(spec_, RuleKind::kBurst, job);
     if (!burst.empty()) c->burst = burst.front();
+    if (c->burst)
+      ledger_.Register({job.tenant, static_cast<int32_t>(c->burst - spec_.policies.data())});
   }
   c->signature.push_back(static_cast<uint32_t>(c->gang.require));
   c->signature.push_back(static_cast<uint32_t>(j.priority));
@@ -358,6 +360,7 @@ void Engine::Cycle() {
   ++counters_.cycles;
   CycleState cs;
   cs.now = clock_.Now();
+  ledger_.Roll(cs.now);
   if (pending_count_ > 0) PlacePending(cs);
   if (ordering_.speed_aware() && !cs.blocked) MigrateToFasterModels(cs);
 }
@@ -473,7 +476,7 @@ void Engine::PlacePending(CycleState& cs) {
       break;
     }
     const Compiled& c = *compiled_[j.id.value()];
-    if (auto it = cs.Find(cs.refused, c.signature, BurstWaiting(j, c, cs.now));
+    if (auto it = cs.Find(cs.refused, c.signature, ElasticClosed(j, c, cs.now));
         it != cs.refused.end() && it->second.first == PendingReason::kResources) {
       j.reason = PendingReason::kResources;
       j.detail = it->second.second;
@@ -503,9 +506,11 @@ void Engine::PlacePending(CycleState& cs) {
       if (cs.blocked) ++counters_.backfilled;
       continue;
     }
-    // A job its quota holds back does not block the queue: the devices it cannot use are for
-    // the jobs behind it (as Slurm's limit-pending jobs hold no reservation).
-    if (j.reason == PendingReason::kInfeasible || j.reason == PendingReason::kQuota) continue;
+    // A job its quota or budget holds back does not block the queue: the devices it cannot use are
+    // for the jobs behind it (as Slurm's limit-pending jobs hold no reservation).
+    if (j.reason == PendingReason::kInfeasible || j.reason == PendingReason::kQuota ||
+        j.reason == PendingReason::kBudget)
+      continue;
     if (!cs.blocked) {
       cs.blocked = true;
       if (options_.backfill) cs.reservation = ComputeReservation(j, cs.now);
@@ -671,15 +676,15 @@ Milli Engine::RunSpeed(const JobRecord& j) const {
 
 bool Engine::TryStart(JobRecord& j, CycleState& cs) {
   const Compiled& c = *compiled_[j.id.value()];
-  const bool waiting = BurstWaiting(j, c, cs.now);
+  const bool waiting = ElasticClosed(j, c, cs.now);
   if (auto it = cs.Find(cs.refused, c.signature, waiting); it != cs.refused.end()) {
     j.reason = it->second.first;
     j.detail = it->second.second;
     return false;
   }
   ++counters_.placements_tried;
-  bool quota_refused = false;
-  std::optional<GangResult> placed = PlaceWithQuota(j, cs, &quota_refused);
+  PendingReason refused = PendingReason::kNone;
+  std::optional<GangResult> placed = PlaceWithQuota(j, cs, &refused);
   if (placed) {
     Start(j, std::move(*placed), cs.blocked ? "backfill" : "order", cs.now);
     return true;
@@ -691,13 +696,18 @@ bool Engine::TryStart(JobRecord& j, CycleState& cs) {
     if (TryPreempt(j, cs)) return true;
     cs.no_victims.insert(CycleState::Key(c.signature, waiting));
   }
-  j.reason = quota_refused ? PendingReason::kQuota : PendingReason::kResources;
+  j.reason = refused != PendingReason::kNone ? refused : PendingReason::kResources;
+  // Budgets start afresh at midnight: look again then.
+  if (refused == PendingReason::kBudget && budget_tick_ <= cs.now) {
+    budget_tick_ = NextMidnight(cs.now);
+    PostAt(EventKind::kTick, budget_tick_, {}, 0);
+  }
   cs.refused.emplace(CycleState::Key(c.signature, waiting), std::make_pair(j.reason, j.detail));
   return false;
 }
 
-std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs, bool* quota_refused,
-                                                 ModelMask only) {
+std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
+                                                 PendingReason* refused, ModelMask only) {
   Compiled& c = *compiled_[j.id.value()];
   const ModelMask mine = c.mask == 0 ? 0 : c.mask & only;  // CPU-only jobs have no models
   if (c.mask != 0 && mine == 0) return std::nullopt;
@@ -730,7 +740,7 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs, b
       size_t m = static_cast<size_t>(std::countr_zero(mask));
       QuotaVerdict pre = quotas_.Check(j.job.tenant, RequestPerModel(j, m));
       if (!pre.ok) {
-        *quota_refused = true;
+        *refused = PendingReason::kQuota;
         all_infeasible = false;
         detail = pre.why;
         continue;
@@ -740,12 +750,22 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs, b
     if (r.outcome == PlaceOutcome::kPlaced) {
       QuotaVerdict v = quotas_.Check(j.job.tenant, PerModel(r.placements));
       if (v.ok) {
-        j.borrowing = v.borrowing;
-        return r;
+        BudgetVerdict b = ledger_.Check(BudgetKeyOf(j, c), ledger_.Rate(r.placements), cs.now,
+                                        EstimatedEnd(j, cs.now));
+        if (b.ok) {
+          j.borrowing = v.borrowing;
+          return r;
+        }
+        for (const Placement& p : r.placements)
+          cell_.Release(p);
+        *refused = PendingReason::kBudget;
+        all_infeasible = false;
+        detail = b.why;
+        continue;
       }
       for (const Placement& p : r.placements)
         cell_.Release(p);
-      *quota_refused = true;
+      *refused = PendingReason::kQuota;
       all_infeasible = false;
       detail = v.why;
       // Agnostic placement: retry once on the models the quota still allows.
@@ -760,7 +780,7 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs, b
       continue;
     }
     if (r.outcome != PlaceOutcome::kInfeasible) all_infeasible = false;
-    if (detail.empty() || !*quota_refused)
+    if (detail.empty() || *refused == PendingReason::kNone)
       detail = r.why.ToString() + (r.detail.empty() ? "" : "; " + r.detail);
   }
   if (all_infeasible) MarkInfeasible(j);
@@ -804,6 +824,8 @@ void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs n
   allocated_milli_ += j.device_milli;
   TrackRunning(j, true);
   if (j.estimated_end != kNever) ends_.insert({j.estimated_end, j.id.value()});
+  ledger_.Begin(j.id.value(), BudgetKeyOf(j, *compiled_[j.id.value()]), ledger_.Rate(j.placements),
+                now, j.estimated_end);
   ++counters_.starts;
   backend_.Launch(j, now);
   j.state = JobState::kRunning;
@@ -842,9 +864,17 @@ bool Engine::BurstWaiting(const JobRecord& j, const Compiled& c, TimeMs now) con
   return c.burst != nullptr && now - j.queued_since < std::get<BurstRule>(c.burst->body).after;
 }
 
+BudgetKey Engine::BudgetKeyOf(const JobRecord& j, const Compiled& c) const {
+  return {j.job.tenant, c.burst ? static_cast<int32_t>(c.burst - spec_.policies.data()) : -1};
+}
+
+bool Engine::ElasticClosed(const JobRecord& j, const Compiled& c, TimeMs now) const {
+  return c.burst != nullptr && (BurstWaiting(j, c, now) || ledger_.BurstSpent(BudgetKeyOf(j, c)));
+}
+
 std::vector<bool> Engine::BurstBlocks(const JobRecord& j, const Compiled& c, TimeMs now) const {
   // Without a burst rule elastic clusters are closed by the job's constraints.
-  if (!BurstWaiting(j, c, now)) return {};
+  if (!ElasticClosed(j, c, now)) return {};
   std::vector<bool> blocked(spec_.clusters.size(), false);
   for (size_t cl = 0; cl < spec_.clusters.size(); ++cl)
     blocked[cl] = spec_.clusters[cl].tier == ClusterTier::kElastic;
@@ -853,9 +883,14 @@ std::vector<bool> Engine::BurstBlocks(const JobRecord& j, const Compiled& c, Tim
 
 std::string Engine::BurstWhy(const JobRecord& j, const Compiled& c, TimeMs now) const {
   if (c.burst == nullptr) return "";
-  Millis after = std::get<BurstRule>(c.burst->body).after;
+  const BurstRule& rule = std::get<BurstRule>(c.burst->body);
+  if (!BurstWaiting(j, c, now)) {
+    return "BudgetExceeded (burst rule " + c.burst->name + ": " + FormatMilli(rule.budget_per_day) +
+           " " + spec_.currency + "/day committed for " + spec_.tenant(j.job.tenant).path +
+           " today)";
+  }
   return "BurstNotYet (queued " + FormatDuration(now - j.queued_since) + " of " +
-         FormatDuration(after) + ", rule " + c.burst->name + ")";
+         FormatDuration(rule.after) + ", rule " + c.burst->name + ")";
 }
 
 GangResult Engine::PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask, CycleState& cs) {
@@ -918,6 +953,7 @@ void Engine::StopRun(JobRecord& j, TimeMs now, bool lose_since_checkpoint) {
   j.attained_device_ms += static_cast<double>(elapsed) * milli;
   j.kept_ms += elapsed - lost;
   j.lost_device_ms += static_cast<double>(lost) * milli;
+  ledger_.End(j.id.value(), now);
   j.placements.clear();
 }
 
@@ -1140,7 +1176,7 @@ bool Engine::RoomInScope(const JobRecord& j, const Compiled& c, ModelMask mask, 
     return free >= j.device_milli;
   }
   // A gang stays within one cluster: one cluster it may use must hold its devices.
-  const bool waiting = BurstWaiting(j, c, now);
+  const bool waiting = ElasticClosed(j, c, now);
   for (size_t cl = 0; cl < spec_.clusters.size(); ++cl) {
     if (c.global->constraints.verdicts[cl]) continue;
     if (waiting && spec_.clusters[cl].tier == ClusterTier::kElastic) continue;
@@ -1159,7 +1195,7 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim) {
     uint32_t id;
   };
   std::vector<Candidate> candidates;
-  const bool waiting = BurstWaiting(j, c, cs.now);
+  const bool waiting = ElasticClosed(j, c, cs.now);
   auto consider = [&](uint32_t id) {
     const JobRecord& v = jobs_[id];
     if (!Frees(v, c, mask, waiting) || !MayPreempt(j, v, reclaim, cs.now)) return;
@@ -1234,7 +1270,7 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim) {
     if (tried && room == last && !TaskFitsOn(saved.back(), c, on)) continue;
     tried = true;
     last = room;
-    bool refused = false;
+    PendingReason refused = PendingReason::kNone;
     placed = PlaceWithQuota(j, cs, &refused, reclaim ? reclaim : kAnyAccelerator);
     if (placed) break;
   }

@@ -30,6 +30,7 @@
 
 #include "common/clock.h"
 #include "common/rng.h"
+#include "engine/cost.h"
 #include "engine/event.h"
 #include "engine/job_record.h"
 #include "engine/ordering.h"
@@ -102,6 +103,7 @@ class Engine final : public EventSink {
   size_t active_count() const { return active_; }
   const CellState& cell() const { return cell_; }
   const QuotaTracker& quotas() const { return quotas_; }
+  const CostLedger& ledger() const { return ledger_; }
   const EngineCounters& counters() const { return counters_; }
   const Spec& spec() const { return spec_; }
   // Device milli allocated right now, and the healthy capacity.
@@ -125,7 +127,8 @@ class Engine final : public EventSink {
   void PlacePending(CycleState& cs);
   bool TryStart(JobRecord& j, CycleState& cs);
   // Places the job where its quota admits it, on the models of `only` among its own.
-  std::optional<GangResult> PlaceWithQuota(JobRecord& j, CycleState& cs, bool* quota_refused,
+  // `refused` says why when its quota or a budget refused it (kQuota, kBudget).
+  std::optional<GangResult> PlaceWithQuota(JobRecord& j, CycleState& cs, PendingReason* refused,
                                            ModelMask only = kAnyAccelerator);
   // Preemption in two passes: victims of a lower class (or displaced by a preemptive
   // ordering), else — when the job's tenant is within its guarantee of some models — capacity
@@ -162,6 +165,9 @@ class Engine final : public EventSink {
   // waited as long as its burst rule asks (empty = none closed); and the reason, as text.
   // Whether the job's burst rule still keeps it off elastic clusters.
   bool BurstWaiting(const JobRecord& j, const Compiled& c, TimeMs now) const;
+  // Whether elastic clusters are closed to the job now: its burst rule's wait, or its budget.
+  bool ElasticClosed(const JobRecord& j, const Compiled& c, TimeMs now) const;
+  BudgetKey BudgetKeyOf(const JobRecord& j, const Compiled& c) const;
   std::vector<bool> BurstBlocks(const JobRecord& j, const Compiled& c, TimeMs now) const;
   std::string BurstWhy(const JobRecord& j, const Compiled& c, TimeMs now) const;
   std::vector<uint16_t> ByAdvantage(const Compiled& c) const;
@@ -209,6 +215,8 @@ class Engine final : public EventSink {
   Rng& rng_;
   EngineOptions options_;
   QuotaTracker quotas_;
+  CostLedger ledger_;
+  TimeMs budget_tick_ = 0;  // the midnight a tick is posted for (jobs wait for budget)
   ShapeTable shapes_;
 
   EventQueue events_;

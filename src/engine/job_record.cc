@@ -42,6 +42,8 @@ std::string_view PendingReasonCode(PendingReason r) {
       return "Preempted";
     case PendingReason::kNodeLost:
       return "NodeLost";
+    case PendingReason::kBudget:
+      return "BudgetExceeded";
   }
   return "?";
 }

@@ -52,6 +52,7 @@ enum class PendingReason : uint8_t {
   kBackfillDepth,  // not considered this cycle: too deep in the queue
   kPreempted,      // requeued after preemption
   kNodeLost,       // requeued after a node failure
+  kBudget,         // its tenant's (or its burst rule's) budget for today would be exceeded
 };
 std::string_view PendingReasonCode(PendingReason r);
 

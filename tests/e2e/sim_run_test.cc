@@ -198,6 +198,25 @@ TEST(SimRun, EveryStartOnTheEnterpriseFleetSaysWhichClusterAndWhy) {
   }
   EXPECT_GE(starts, 300);
   EXPECT_GE(clusters.size(), 3u);
+
+  // What it cost: by cluster and by model the totals add up; every budget of the example
+  // (tenants and burst rules) held on every day.
+  json cost = json::parse(Read(out / "fifo" / "metrics.json"))["cost"];
+  EXPECT_EQ(cost["currency"], "CNY");
+  const double total = cost["total"];
+  EXPECT_GT(total, 0);
+  for (const char* by : {"by_cluster", "by_model"}) {
+    double sum = 0;
+    for (const auto& [name, v] : cost[by].items())
+      sum += v.get<double>();
+    EXPECT_NEAR(sum, total, 0.01 * static_cast<double>(cost[by].size())) << by;
+  }
+  EXPECT_NEAR(
+      cost["by_tenant"]["ai-lab"].get<double>() + cost["by_tenant"]["consumer"].get<double>(),
+      total, 0.01);
+  ASSERT_TRUE(cost["budgets"].contains("consumer/ads/creative"));
+  for (const auto& [name, budget] : cost["budgets"].items())
+    EXPECT_TRUE(budget["within"].get<bool>()) << name << ": " << budget.dump();
   fs::remove_all(out);
 }
 

@@ -1,0 +1,123 @@
+// Cost accounting and daily budgets (docs/governance.md).
+//
+// A run costs, per hour, the sum over its devices of share x the cluster's price per
+// device-hour of the model (CPU-only tasks: cores x the cluster's price per core-hour; CPU on
+// device nodes is in the device price). The ledger accrues every run's cost when it stops, by
+// tenant (and every ancestor), project path, cluster and device model, and by calendar day
+// (UTC days of the engine clock) for the tenants and burst rules that have a budget.
+//
+// Budgets are enforced at admission, not by stopping work: a tenant's budget for today is
+// committed by what its runs already spent today plus what its running runs will spend until
+// their estimated end or midnight, whichever is first (until midnight without an estimate). A
+// new run is admitted only if its own cost until then fits in what is left, for the tenant
+// and every ancestor with a budget, and, on an elastic cluster, for its burst rule's budget
+// (kept per rule and tenant). A run that outlives its estimate spends beyond its projection;
+// that is counted when it stops.
+//
+// Thread-safety: none; owned by the engine.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "model/spec.h"
+#include "sched/cell_state.h"
+
+namespace tessera {
+
+// The first midnight (of the engine clock's UTC days) after `now`.
+TimeMs NextMidnight(TimeMs now);
+
+// What one run costs per hour (currency units), and where.
+struct RunRate {
+  double per_hour = 0;
+  struct Part {
+    uint32_t cluster = 0;
+    int32_t model = -1;  // -1: CPU
+    double per_hour = 0;
+  };
+  std::vector<Part> parts;
+  bool elastic = false;  // it runs on an elastic cluster
+};
+
+// Budgets a run is charged against: its tenant's path, and its burst rule on elastic clusters.
+struct BudgetKey {
+  TenantId tenant;
+  int32_t burst_rule = -1;  // index in spec.policies; -1 = none
+};
+
+struct BudgetVerdict {
+  bool ok = true;
+  std::string why;  // when refused
+};
+
+class CostLedger {
+ public:
+  CostLedger(const Spec& spec, const CellState& cell);
+
+  RunRate Rate(const std::vector<Placement>& placements) const;
+
+  // Makes the budget slot of `key`'s burst rule, if it has one (before Check or BurstSpent).
+  void Register(const BudgetKey& key);
+  // Starts a new day's commitments when `now` is past midnight (before Check or BurstSpent).
+  void Roll(TimeMs now);
+  // Whether a run of `rate` starting at `now` and ending (by its estimate) at `end` fits the
+  // budgets of `key`. `end` may be kNever.
+  BudgetVerdict Check(const BudgetKey& key, const RunRate& rate, TimeMs now, TimeMs end) const;
+  // Whether the burst rule's budget for the tenant is spent for today (nothing more fits).
+  bool BurstSpent(const BudgetKey& key) const;
+
+  // A run starts (`id` names it until End) and stops.
+  void Begin(uint64_t id, const BudgetKey& key, const RunRate& rate, TimeMs now, TimeMs end);
+  void End(uint64_t id, TimeMs now);
+
+  // Totals of ended runs (currency units).
+  double total() const { return total_; }
+  const std::map<std::string, double>& by_tenant() const { return by_tenant_; }  // every level
+  const std::map<std::string, double>& by_cluster() const { return by_cluster_; }
+  const std::map<std::string, double>& by_model() const { return by_model_; }
+  // Per budget (tenant path, or "burst:<rule>:<tenant path>"): its daily budget and the most
+  // it spent on one day.
+  struct BudgetUse {
+    double per_day = 0;
+    double max_day = 0;
+    std::map<int64_t, double> by_day;
+  };
+  const std::map<std::string, BudgetUse>& budgets() const { return budgets_; }
+
+ private:
+  struct Run {
+    BudgetKey key;
+    RunRate rate;
+    TimeMs start = 0, end = 0;
+    double projected = 0;  // counted in today's commitments
+  };
+  // Budget slots: a tenant with a budget, or a (burst rule, tenant) pair.
+  struct Slot {
+    std::string name;
+    double per_day = 0;
+    double committed = 0;  // today
+  };
+  // The slots a run of `key` is charged to (elastic: with its burst slot, once registered).
+  std::vector<size_t> Slots(const BudgetKey& key, bool elastic) const;
+  double Projection(const Run& run) const;  // its cost within today
+
+  const Spec& spec_;
+  const CellState& cell_;
+  std::vector<std::vector<double>> price_;  // [cluster][model], currency per device-hour
+  std::vector<double> cpu_price_;           // [cluster], per core-hour
+  bool priced_ = false;                     // any cluster declares a price
+  int64_t day_ = 0;
+  std::map<uint64_t, Run> runs_;
+  std::vector<Slot> slots_;
+  std::vector<std::optional<size_t>> tenant_slot_;             // by tenant
+  std::map<std::pair<int32_t, uint32_t>, size_t> burst_slot_;  // (rule, tenant)
+  double total_ = 0;
+  std::map<std::string, double> by_tenant_, by_cluster_, by_model_;
+  std::map<std::string, BudgetUse> budgets_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,195 @@
+// Scenario tests of cost accounting and budgets (docs/governance.md): what a run costs, a
+// tenant whose budget for the day is committed waits with BudgetExceeded until midnight, a
+// parent's budget caps its children together, and a burst rule's budget closes the cloud.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "engine/engine.h"
+#include "engine/engine_testutil.h"
+
+namespace tessera {
+namespace {
+
+using testing::Harness;
+using testing::MakeJob;
+
+constexpr TimeMs kSec = 1000;
+constexpr TimeMs kMin = 60 * kSec;
+constexpr TimeMs kHour = 60 * kMin;
+
+// ded: 4 nodes x 4 G1 at 10 CNY per device-hour; cloud: elastic, 4 x 4 G1 at 50.
+// org (budget 1,500/day) has projects a (1,000/day) and b (no budget of its own); tenant t
+// may burst to the cloud after 10 minutes within 300 CNY a day.
+const std::string kBudgets = R"(currency: CNY
+deviceModels:
+  - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
+regions:
+  - name: r
+clusters:
+  - name: ded
+    region: r
+    tier: dedicated
+    prices: {G1: 10}
+    nodeGroups:
+      - {name: n, count: 4, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}
+  - name: cloud
+    region: r
+    tier: elastic
+    prices: {G1: 50}
+    nodeGroups:
+      - {name: n, count: 4, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}
+tenants:
+  - name: org
+    budgetPerDay: 1500
+    children:
+      - {name: a, budgetPerDay: 1000}
+      - {name: b}
+  - name: t
+policies:
+  - {name: pin-ded, kind: constrain, match: {labels: {pin: ded}}, allowClusters: [ded]}
+  - name: t-bursts
+    kind: burst
+    match: {tenants: [t]}
+    after: 10m
+    budgetPerDay: 300
+    clusters: [cloud]
+)";
+
+class Budgets : public ::testing::Test {
+ protected:
+  Budgets() : h("fifo", /*backfill=*/true, kBudgets) {}
+
+  // `devices` one-device tasks of the tenant, estimated (and scripted) to run `hours`.
+  Job Work(const std::string& name, const std::string& tenant, int32_t devices, int64_t hours) {
+    Job j = MakeJob(h.spec, name, devices, hours * kHour);
+    j.tenant = *h.spec.FindTenant(tenant);
+    return j;
+  }
+  // Fills ded with four 1-hour jobs of org/b (pinned there: 160 CNY, well within org's budget).
+  void FillDed() {
+    for (int i = 0; i < 4; ++i) {
+      Job filler = Work("filler" + std::to_string(i), "org/b", 4, 1);
+      filler.labels["pin"] = "ded";
+      h.Submit(filler, 0);
+    }
+  }
+  std::string ClusterOf(JobId id) const {
+    const JobRecord& j = h.engine->job(id);
+    if (!j.running()) return "";
+    return h.spec.clusters[h.engine->cell().node(j.placements.front().node).cluster].name;
+  }
+
+  Harness h;
+};
+
+TEST_F(Budgets, ARunCostsDeviceHoursTimesThePriceByTenantClusterAndModel) {
+  // 4 G1 in ded for 2 hours: 4 x 2 x 10 = 80 CNY, charged to org/a and to org.
+  JobId id = h.Submit(Work("train", "org/a", 4, 2), 0);
+  h.RunUntil(0);
+  ASSERT_TRUE(h.engine->job(id).running());
+  h.Finish(id, 2 * kHour);
+  h.RunUntil(2 * kHour);
+  const CostLedger& ledger = h.engine->ledger();
+  EXPECT_DOUBLE_EQ(ledger.total(), 80.0);
+  EXPECT_DOUBLE_EQ(ledger.by_tenant().at("org/a"), 80.0);
+  EXPECT_DOUBLE_EQ(ledger.by_tenant().at("org"), 80.0);
+  EXPECT_DOUBLE_EQ(ledger.by_cluster().at("ded"), 80.0);
+  EXPECT_DOUBLE_EQ(ledger.by_model().at("G1"), 80.0);
+  EXPECT_DOUBLE_EQ(ledger.budgets().at("org/a").max_day, 80.0);
+}
+
+TEST_F(Budgets, ATenantWhoseBudgetIsCommittedWaitsUntilMidnight) {
+  // Each job: 4 G1 for an estimated 10 hours = 400 CNY. a's budget is 1,000 a day: two jobs
+  // commit 800, the third would bring it to 1,200 and waits — although ded has room. When the
+  // first two end at 10:00 they spent exactly 800, so nothing changes; at midnight the budget
+  // starts afresh and the third starts.
+  JobId one = h.Submit(Work("one", "org/a", 4, 10), 0);
+  JobId two = h.Submit(Work("two", "org/a", 4, 10), 0);
+  JobId three = h.Submit(Work("three", "org/a", 4, 10), 0);
+  h.RunUntil(0);
+  EXPECT_EQ(ClusterOf(one), "ded");
+  EXPECT_EQ(ClusterOf(two), "ded");
+  const JobRecord& waiting = h.engine->job(three);
+  EXPECT_EQ(waiting.state, JobState::kPending);
+  EXPECT_EQ(waiting.reason, PendingReason::kBudget);
+  EXPECT_EQ(PendingReasonCode(waiting.reason), "BudgetExceeded");
+  EXPECT_NE(waiting.detail.find("org/a: budget 1000 CNY/day; 800 CNY committed today, this run "
+                                "adds 400 CNY"),
+            std::string::npos)
+      << waiting.detail;
+  h.Finish(one, 10 * kHour);
+  h.Finish(two, 10 * kHour);
+  h.RunUntil(24 * kHour - kSec);
+  EXPECT_EQ(h.engine->job(three).reason, PendingReason::kBudget);
+  h.RunUntil(24 * kHour);
+  EXPECT_TRUE(h.engine->job(three).running()) << h.engine->job(three).detail;
+  h.Finish(three, 34 * kHour);
+  h.RunUntil(34 * kHour);
+  EXPECT_DOUBLE_EQ(h.engine->ledger().budgets().at("org/a").max_day, 800.0);
+  EXPECT_DOUBLE_EQ(h.engine->ledger().budgets().at("org/a").by_day.at(1), 400.0);
+}
+
+TEST_F(Budgets, AParentsBudgetCapsItsChildrenTogether) {
+  // b has no budget of its own, but org's 1,500 covers a and b together: a commits 800, b
+  // 400 more (1,200); b's next 400 would bring org to 1,600 and waits, named after org.
+  h.Submit(Work("a1", "org/a", 4, 10), 0);
+  h.Submit(Work("a2", "org/a", 4, 10), 0);
+  JobId b1 = h.Submit(Work("b1", "org/b", 4, 10), 0);
+  JobId b2 = h.Submit(Work("b2", "org/b", 4, 10), 0);
+  h.RunUntil(0);
+  EXPECT_TRUE(h.engine->job(b1).running());
+  EXPECT_EQ(h.engine->job(b2).reason, PendingReason::kBudget);
+  EXPECT_NE(h.engine->job(b2).detail.find("org: budget 1500 CNY/day; 1200 CNY committed today"),
+            std::string::npos)
+      << h.engine->job(b2).detail;
+}
+
+TEST_F(Budgets, ARunThatEndsEarlyGivesBackWhatItDidNotSpend) {
+  // a commits 800 with two 10-hour jobs; one ends after an hour having spent 40, so 440 is
+  // committed and the waiting third fits (440 + 400 = 840) on the next cycle.
+  JobId one = h.Submit(Work("one", "org/a", 4, 10), 0);
+  h.Submit(Work("two", "org/a", 4, 10), 0);
+  JobId three = h.Submit(Work("three", "org/a", 4, 10), 0);
+  h.RunUntil(0);
+  ASSERT_EQ(h.engine->job(three).reason, PendingReason::kBudget);
+  h.Finish(one, kHour);
+  h.RunUntil(kHour);
+  EXPECT_TRUE(h.engine->job(three).running()) << h.engine->job(three).detail;
+}
+
+TEST_F(Budgets, TheBurstBudgetClosesTheCloudOnceSpent) {
+  // ded is filled (pinned jobs of org/b, no budget trouble: 16 x 10 x 1h = 160). t's 4-device,
+  // 1-hour jobs wait 10 minutes, then burst: one costs 4 x 50 = 200 of the rule's 300 a day.
+  // The second would add 200 more: BudgetExceeded, naming the rule's budget for t.
+  FillDed();
+  JobId first = h.Submit(Work("t1", "t", 4, 1), kSec);
+  JobId second = h.Submit(Work("t2", "t", 4, 1), kSec);
+  h.RunUntil(10 * kMin + kSec);
+  EXPECT_EQ(ClusterOf(first), "cloud") << h.engine->job(first).detail;
+  const JobRecord& waiting = h.engine->job(second);
+  EXPECT_EQ(waiting.reason, PendingReason::kBudget) << waiting.detail;
+  EXPECT_NE(waiting.detail.find("burst:t-bursts:t: budget 300 CNY/day; 200 CNY committed today, "
+                                "this run adds 200 CNY"),
+            std::string::npos)
+      << waiting.detail;
+}
+
+TEST_F(Budgets, ASpentBurstBudgetIsWhyTheCloudIsPassedOver) {
+  // With one 6-device job t's 300 are committed in full (6 x 50 x 1h): the cloud is closed to
+  // t's next job, which the placement explains cluster by cluster.
+  FillDed();
+  JobId first = h.Submit(Work("t1", "t", 6, 1), kSec);
+  JobId second = h.Submit(Work("t2", "t", 2, 1), kSec);
+  h.RunUntil(10 * kMin + kSec);
+  EXPECT_EQ(ClusterOf(first), "cloud") << h.engine->job(first).detail;
+  const JobRecord& waiting = h.engine->job(second);
+  EXPECT_EQ(waiting.state, JobState::kPending);
+  EXPECT_NE(waiting.detail.find("cloud: BudgetExceeded (burst rule t-bursts: 300 CNY/day "
+                                "committed for t today)"),
+            std::string::npos)
+      << waiting.detail;
+}
+
+}  // namespace
+}  // namespace tessera
