@@ -47,6 +47,7 @@ struct Engine::Compiled {
   // On a fleet of several clusters: what the global layer needs, and the job's burst rule.
   std::optional<GlobalRequest> global;
   const PolicyRule* burst = nullptr;
+  uint64_t holds = 0;  // the reservation holds it owns (DeviceHolds)
   // Set when the job exceeds its tenant's limit on every model it accepts (limits are
   // static): why it can never be admitted.
   std::string over_limit;
@@ -105,7 +106,8 @@ Engine::Engine(const Spec& spec, CellState cell, Scorer& scorer, const OrderingP
       rng_(rng),
       options_(options),
       quotas_(spec),
-      ledger_(spec, cell_) {
+      ledger_(spec, cell_),
+      holds_(spec, cell_) {
   node_up_.assign(cell_.node_count(), true);
   free_by_model_.assign(cell_.model_count(), 0);
   model_present_.assign(cell_.model_count(), false);
@@ -204,7 +206,10 @@ JobId Engine::Submit(Job job, TimeMs at) {
     if (c->burst)
       ledger_.Register({job.tenant, static_cast<int32_t>(c->burst - spec_.policies.data())});
   }
+  c->holds = holds_.OwnedBy(job);
   c->signature.push_back(static_cast<uint32_t>(c->gang.require));
+  c->signature.push_back(static_cast<uint32_t>(c->holds));
+  c->signature.push_back(static_cast<uint32_t>(c->holds >> 32));
   c->signature.push_back(static_cast<uint32_t>(j.priority));
   c->signature.push_back(job.tenant.value());
   j.job = std::move(job);
@@ -587,6 +592,8 @@ void Engine::MigrateToFasterModels(CycleState& cs) {
 
 void Engine::TrackRunning(const JobRecord& j, bool running) {
   const uint32_t id = j.id.value();
+  if (holds_.size())
+    holds_.Charge(j.placements, compiled_[id]->holds, j.preemptible, running ? 1 : -1);
   if (running_by_tenant_.size() <= j.job.tenant.value())
     running_by_tenant_.resize(j.job.tenant.value() + 1);
   if (!running) {
@@ -748,6 +755,18 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
     }
     GangResult r = PlaceAcrossClusters(j, c, mask, cs);
     if (r.outcome == PlaceOutcome::kPlaced) {
+      if (std::string held =
+              holds_.size() ? holds_.Refuses(r.placements, c.holds, j.preemptible) : std::string();
+          !held.empty()) {
+        // It landed on devices a reservation holds: once more without the held models.
+        for (const Placement& p : r.placements)
+          cell_.Release(p);
+        all_infeasible = false;
+        detail = held;
+        ModelMask rest = mask & ~holds_.Models(~uint64_t{0});
+        if (rest != 0 && rest != mask && masks.size() < 8) masks.push_back(rest);
+        continue;
+      }
       QuotaVerdict v = quotas_.Check(j.job.tenant, PerModel(r.placements));
       if (v.ok) {
         BudgetVerdict b = ledger_.Check(BudgetKeyOf(j, c), ledger_.Rate(r.placements), cs.now,
@@ -1048,9 +1067,14 @@ std::optional<Engine::Reservation> Engine::ComputeReservation(const JobRecord& h
 // ---- preemption ----
 
 bool Engine::MayPreempt(const JobRecord& preemptor, const JobRecord& victim, ModelMask reclaim,
-                        TimeMs now) const {
+                        TimeMs now, uint64_t holds) const {
   if (!victim.running() || victim.id == preemptor.id) return false;
   if (victim.priority > preemptor.priority) return false;  // never a higher class
+  // Held devices come back from whoever borrowed them (preemptibly, by the rule's terms).
+  if (holds != 0) {
+    return victim.preemptible &&
+           holds_.Borrows(victim.placements, compiled_[victim.id.value()]->holds, holds);
+  }
   bool reclaimed = false;
   if (reclaim != 0) {
     // Only capacity the victim's tenant borrowed of a reclaimed model: the tenant holds more
@@ -1120,7 +1144,9 @@ ModelMask Engine::GuaranteeModels(const JobRecord& j) const {
 bool Engine::TryPreempt(JobRecord& j, CycleState& cs) {
   if (PreemptFor(j, cs, 0)) return true;
   ModelMask reclaim = GuaranteeModels(j);
-  return reclaim != 0 && PreemptFor(j, cs, reclaim);
+  if (reclaim != 0 && PreemptFor(j, cs, reclaim)) return true;
+  const uint64_t holds = holds_.Reclaimable(compiled_[j.id.value()]->holds);
+  return holds != 0 && PreemptFor(j, cs, 0, holds);
 }
 
 bool Engine::Frees(const JobRecord& v, const Compiled& c, ModelMask mask, bool waiting) const {
@@ -1185,9 +1211,10 @@ bool Engine::RoomInScope(const JobRecord& j, const Compiled& c, ModelMask mask, 
   return false;
 }
 
-bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim) {
+bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_t holds) {
   const Compiled& c = *compiled_[j.id.value()];
-  const ModelMask mask = reclaim ? c.mask & reclaim : c.mask;
+  const ModelMask only = holds ? holds_.Models(holds) : reclaim ? reclaim : kAnyAccelerator;
+  const ModelMask mask = c.mask & only;
   struct Candidate {
     int32_t priority;
     double lost;
@@ -1198,7 +1225,7 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim) {
   const bool waiting = ElasticClosed(j, c, cs.now);
   auto consider = [&](uint32_t id) {
     const JobRecord& v = jobs_[id];
-    if (!Frees(v, c, mask, waiting) || !MayPreempt(j, v, reclaim, cs.now)) return;
+    if (!Frees(v, c, mask, waiting) || !MayPreempt(j, v, reclaim, cs.now, holds)) return;
     double lost =
         static_cast<double>(LostSinceCheckpoint(v.last_start, cs.now, v.job.checkpoint_interval)) *
         static_cast<double>(v.device_milli);
@@ -1206,10 +1233,12 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim) {
   };
   // Only the running jobs that can be victims at all: preemptible ones of a lower class (or
   // of the same class under a preemptive ordering); in a reclaim, the jobs of tenants that
-  // borrow a reclaimed model.
+  // borrow a reclaimed model; for held devices, preemptible jobs of no higher class.
   if (reclaim == 0) {
     for (const auto& [priority, ids] : preemptible_by_priority_) {
-      if (priority > j.priority || (priority == j.priority && !ordering_.preemptive())) break;
+      if (priority > j.priority ||
+          (priority == j.priority && !ordering_.preemptive() && holds == 0))
+        break;
       for (uint32_t id : ids)
         consider(id);
     }
@@ -1271,7 +1300,7 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim) {
     tried = true;
     last = room;
     PendingReason refused = PendingReason::kNone;
-    placed = PlaceWithQuota(j, cs, &refused, reclaim ? reclaim : kAnyAccelerator);
+    placed = PlaceWithQuota(j, cs, &refused, only);
     if (placed) break;
   }
   if (!placed) {
@@ -1299,7 +1328,8 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim) {
   std::sort(victims.begin(), victims.end());
   for (uint32_t id : victims) {
     JobRecord& v = jobs_[id];
-    std::string cause = reclaim                   ? "quota-reclaim"
+    std::string cause = holds                     ? "reservation-reclaim"
+                        : reclaim                 ? "quota-reclaim"
                         : v.priority < j.priority ? "priority"
                                                   : std::string(ordering_.name());
     // Resources are released already; finish the stop.

@@ -32,6 +32,7 @@
 #include "common/rng.h"
 #include "engine/cost.h"
 #include "engine/event.h"
+#include "engine/holds.h"
 #include "engine/job_record.h"
 #include "engine/ordering.h"
 #include "engine/ports.h"
@@ -136,8 +137,9 @@ class Engine final : public EventSink {
   bool TryPreempt(JobRecord& j, CycleState& cs);
   // The job's models of which its tenant's guarantee still covers the whole job.
   ModelMask GuaranteeModels(const JobRecord& j) const;
-  // One pass: `reclaim` = 0 for the first, the models reclaimed for the second.
-  bool PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim);
+  // One pass: `reclaim` = 0 for the first, the models reclaimed for the second; `holds` for
+  // the third, the reservation holds whose borrowers an owner takes its devices back from.
+  bool PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_t holds = 0);
   // What the tenant's quota admits of the job now, on the models of `mask`.
   QuotaRoom QuotaRoomFor(const JobRecord& j, const Compiled& c, ModelMask mask) const;
   // Whether a cluster the job may use now has its device count free on `mask`.
@@ -182,9 +184,10 @@ class Engine final : public EventSink {
   std::optional<Reservation> ComputeReservation(const JobRecord& head, TimeMs now) const;
   bool MayBackfill(const JobRecord& j, Reservation& r, TimeMs now) const;
   // Whether `victim` may make room for `preemptor`: with `reclaim` = 0, by class or the
-  // ordering; else only as borrowed capacity of the models in `reclaim`.
+  // ordering; else only as borrowed capacity of the models in `reclaim`; with `holds`, only as
+  // a preemptible borrower of those reservation holds.
   bool MayPreempt(const JobRecord& preemptor, const JobRecord& victim, ModelMask reclaim,
-                  TimeMs now) const;
+                  TimeMs now, uint64_t holds = 0) const;
   TimeMs EstimatedEnd(const JobRecord& j, TimeMs now) const;
   void ScheduleTick(TimeMs now);
   void Record(const JobRecord& j) { store_.PutJob(j); }
@@ -216,6 +219,7 @@ class Engine final : public EventSink {
   EngineOptions options_;
   QuotaTracker quotas_;
   CostLedger ledger_;
+  DeviceHolds holds_;
   TimeMs budget_tick_ = 0;  // the midnight a tick is posted for (jobs wait for budget)
   ShapeTable shapes_;
 

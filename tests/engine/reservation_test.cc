@@ -1,0 +1,138 @@
+// Scenario tests of reservations (docs/governance.md#reservations): devices held for a class of
+// work stay free of everyone else's non-preemptible work, are lent preemptibly when the rule
+// says so and taken back by preemption when an owner needs them, and are never lent when it
+// does not.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "engine/engine.h"
+#include "engine/engine_testutil.h"
+
+namespace tessera {
+namespace {
+
+using testing::Harness;
+using testing::MakeJob;
+
+constexpr TimeMs kHour = 3600 * 1000;
+
+// One cluster: 2 nodes x 4 G1, 2 nodes x 4 G2. Inference holds 4 G1 (lent preemptibly) and
+// 4 G2 (never lent).
+const std::string kHeld = R"(deviceModels:
+  - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
+  - {name: G2, kind: gpu, vendor: nvidia, memory: 80Gi}
+regions:
+  - name: r
+clusters:
+  - name: c
+    region: r
+    tier: dedicated
+    nodeGroups:
+      - {name: g1, count: 2, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}
+      - {name: g2, count: 2, cpu: 64, memory: 512Gi, devices: {model: G2, count: 4}}
+tenants:
+  - name: t
+policies:
+  - name: hold-g1
+    kind: reservation
+    match: {classes: [inference]}
+    model: G1
+    count: 4
+    clusters: [c]
+    lendPreemptibly: true
+  - name: hold-g2
+    kind: reservation
+    match: {classes: [inference]}
+    model: G2
+    count: 4
+    lendPreemptibly: false
+)";
+
+class Reservations : public ::testing::Test {
+ protected:
+  Reservations() : h("fifo", /*backfill=*/true, kHeld) {}
+
+  // One task of one device of `model`, of the class, normal priority.
+  Job Task(const std::string& name, const std::string& model, WorkloadClass cls, bool preemptible) {
+    Job j = MakeJob(h.spec, name, 1, 10 * kHour);
+    j.job_class = cls;
+    j.preemptible = preemptible;
+    j.task_groups[0].request.devices.models = {{*h.spec.FindModel(model), 1000}};
+    return j;
+  }
+  int Running() const {
+    int n = 0;
+    for (size_t i = 0; i < h.engine->job_count(); ++i)
+      n += h.engine->job(JobId(static_cast<uint32_t>(i))).running();
+    return n;
+  }
+
+  Harness h;
+};
+
+TEST_F(Reservations, NonPreemptibleWorkStaysOffHeldDevices) {
+  // 8 G1, 4 held for inference: four non-preemptible batch jobs start, the fifth waits and
+  // says which reservation holds the rest — though four G1 are free.
+  for (int i = 0; i < 5; ++i)
+    h.Submit(Task("batch" + std::to_string(i), "G1", WorkloadClass::kBatch, false), 0);
+  h.RunUntil(0);
+  EXPECT_EQ(Running(), 4);
+  const JobRecord& fifth = h.engine->job(JobId(4));
+  EXPECT_EQ(fifth.state, JobState::kPending);
+  EXPECT_NE(fifth.detail.find("reservation hold-g1: 4 G1 held (0 left to others, more only "
+                              "preemptibly)"),
+            std::string::npos)
+      << fifth.detail;
+}
+
+TEST_F(Reservations, PreemptibleWorkBorrowsHeldDevicesAndGivesThemBack) {
+  // Four non-preemptible batch jobs take the unheld G1; four preemptible ones borrow the held
+  // four. An inference job of the same priority arrives: no priority preemption applies, but
+  // the reservation takes a held device back from a borrower ("reservation-reclaim").
+  for (int i = 0; i < 4; ++i)
+    h.Submit(Task("fixed" + std::to_string(i), "G1", WorkloadClass::kBatch, false), 0);
+  for (int i = 0; i < 4; ++i)
+    h.Submit(Task("borrow" + std::to_string(i), "G1", WorkloadClass::kBatch, true), 0);
+  h.RunUntil(0);
+  ASSERT_EQ(Running(), 8);
+  JobId serve = h.Submit(Task("serve", "G1", WorkloadClass::kInference, false), 1000);
+  h.RunUntil(1000);
+  EXPECT_TRUE(h.engine->job(serve).running()) << h.engine->job(serve).detail;
+  int preempted = 0;
+  for (const Decision& d : h.store.decisions()) {
+    if (d.kind != DecisionKind::kPreempt) continue;
+    ++preempted;
+    EXPECT_EQ(h.engine->job(d.job).job.name.rfind("borrow", 0), 0u) << d.reason;
+    EXPECT_NE(d.reason.find("preempted-by:serve reservation-reclaim"), std::string::npos)
+        << d.reason;
+  }
+  EXPECT_EQ(preempted, 1);
+}
+
+TEST_F(Reservations, OwnersMayUseEveryDeviceNotOnlyTheHeldOnes) {
+  for (int i = 0; i < 8; ++i)
+    h.Submit(Task("serve" + std::to_string(i), "G1", WorkloadClass::kInference, false), 0);
+  h.RunUntil(0);
+  EXPECT_EQ(Running(), 8);
+}
+
+TEST_F(Reservations, AHoldThatIsNotLentStaysEmptyEvenForPreemptibleWork) {
+  // hold-g2 lends nothing: of 8 G2 only 4 go to preemptible batch jobs; an inference job then
+  // starts at once on a held G2 without preempting anyone.
+  for (int i = 0; i < 6; ++i)
+    h.Submit(Task("batch" + std::to_string(i), "G2", WorkloadClass::kBatch, true), 0);
+  h.RunUntil(0);
+  EXPECT_EQ(Running(), 4);
+  EXPECT_NE(h.engine->job(JobId(5)).detail.find("reservation hold-g2: 4 G2 held (0 left to "
+                                                "others)"),
+            std::string::npos)
+      << h.engine->job(JobId(5)).detail;
+  JobId serve = h.Submit(Task("serve", "G2", WorkloadClass::kInference, false), 1000);
+  h.RunUntil(1000);
+  EXPECT_TRUE(h.engine->job(serve).running());
+  EXPECT_EQ(h.engine->counters().preemptions, 0);
+}
+
+}  // namespace
+}  // namespace tessera
