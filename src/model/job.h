@@ -71,6 +71,10 @@ struct Job {
   std::optional<TimeMs> deadline;  // absolute, ms since epoch
   std::optional<TimeMs> submit_time;
   std::map<std::string, std::string> labels;
+  // A service replica: the region its users are in and the longest network round trip they
+  // allow (the latency SLO less the service time); clusters farther away are excluded.
+  std::optional<RegionId> users_region;
+  Millis max_round_trip = 0;
 
   int32_t TaskCount() const;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "sched/fleet_view.h"
 #include "sched/policy_match.h"
 
 namespace tessera {
@@ -109,6 +110,18 @@ JobConstraints CompileConstraints(const Spec& spec, const Job& job) {
     const auto& rule = std::get<BurstRule>(burst.front()->body);
     if (!rule.clusters.empty() && !Contains(rule.clusters, id)) {
       exclude(c, Reason::kClusterNotAllowed, "burst rule " + burst.front()->name);
+    }
+  }
+  if (job.users_region && job.users_region->value() < spec.regions.size()) {
+    const RegionPaths paths = ComputeRegionPaths(spec);
+    const auto& from = paths.latency[job.users_region->value()];
+    for (size_t c = 0; c < spec.clusters.size(); ++c) {
+      const std::optional<Millis> one_way = from[spec.clusters[c].region.value()];
+      if (one_way && 2 * *one_way <= job.max_round_trip) continue;
+      exclude(c, Reason::kRegionNotAllowed,
+              "latency: round trip from " + spec.regions[job.users_region->value()].name + " " +
+                  (one_way ? FormatDuration(2 * *one_way) : std::string("unreachable")) + " > " +
+                  FormatDuration(job.max_round_trip));
     }
   }
   for (DatasetId d : job.datasets) {

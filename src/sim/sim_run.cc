@@ -7,6 +7,7 @@
 
 #include "engine/engine.h"
 #include "sched/fragmentation.h"
+#include "sim/services.h"
 #include "sim/sim_backend.h"
 
 namespace tessera {
@@ -119,13 +120,16 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
   double area_alloc = 0, area_healthy = 0;
   size_t next = 0, tasks = 0, ended_reported = 0;
   TimeMs last_end = first_arrival;
+  // Services run from time 0 until the last arrival (a day when there are no jobs).
+  ServiceDriver services(spec, n ? std::max<TimeMs>(last_arrival, 1) : 24 * 3600 * 1000);
 
   while (true) {
     std::optional<TimeMs> t;
     auto consider = [&](TimeMs x) { t = t ? std::min(*t, x) : x; };
     if (next < n) consider(std::max(clock.Now(), workload.jobs[next].job.submit_time.value_or(0)));
     if (auto e = engine.NextEventTime()) consider(*e);
-    bool live = next < n || engine.running_count() > 0;
+    bool live = next < n || engine.running_count() > 0 || services.active();
+    if (services.active()) consider(services.next_time());
     if (!failures.empty() && live) consider(failures.next_time());
     if (!t) break;
     if (next >= n && engine.running_count() == 0 && engine.NextEventTime() &&
@@ -163,6 +167,7 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
       engine.NodeLost(o.node, o.at);
       engine.NodeRecovered(o.node, o.at + o.down);
     }
+    if (services.active() && services.next_time() <= *t) services.Step(engine, backend, *t);
     size_t active_before = engine.active_count();
     engine.RunDue();
     if (engine.active_count() < active_before) last_end = *t;
@@ -171,7 +176,8 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
       ended_reported = ended;
       options.progress(static_cast<double>(ended) / static_cast<double>(n));
     }
-    if (next >= n && engine.running_count() == 0 && !engine.NextEventTime()) break;
+    if (next >= n && engine.running_count() == 0 && !engine.NextEventTime() && !services.active())
+      break;
   }
   if (options.progress) options.progress(1.0);
 
@@ -195,6 +201,7 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
   int64_t restarts = 0;
   for (size_t i = 0; i < engine.job_count(); ++i) {
     const JobRecord& j = engine.job(JobId(static_cast<uint32_t>(i)));
+    if (j.job.labels.count(kServiceLabel)) continue;  // service replicas: under `services`
     lost_ms += j.lost_device_ms;
     restarts += j.restarts;
     std::string cls(WorkloadClassName(j.job.job_class));
@@ -294,6 +301,7 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
                {"by_cluster", rounded(ledger.by_cluster())},
                {"by_model", rounded(ledger.by_model())},
                {"budgets", budgets}};
+  m["services"] = services.Metrics();
   m["engine"] = {{"cycles", engine.counters().cycles},
                  {"placements_tried", engine.counters().placements_tried},
                  {"starts", engine.counters().starts},

@@ -217,6 +217,12 @@ TEST(SimRun, EveryStartOnTheEnterpriseFleetSaysWhichClusterAndWhy) {
   ASSERT_TRUE(cost["budgets"].contains("consumer/ads/creative"));
   for (const auto& [name, budget] : cost["budgets"].items())
     EXPECT_TRUE(budget["within"].get<bool>()) << name << ": " << budget.dump();
+
+  // The example's four services ran replicas and met their SLO.
+  json services = json::parse(Read(out / "fifo" / "metrics.json"))["services"];
+  EXPECT_GE(services["slo_attainment"].get<double>(), 0.99) << services.dump();
+  for (const char* name : {"assistant-chat", "search-rerank", "assistant-sg", "creative-image-gen"})
+    EXPECT_GT(services["per_service"][name]["replicas"]["max"].get<int>(), 0) << name;
   fs::remove_all(out);
 }
 
