@@ -18,6 +18,7 @@
 #include "common/file.h"
 #include "common/text.h"
 #include "engine/ordering.h"
+#include "sim/isolated.h"
 #include "sim/sim_run.h"
 
 namespace tessera::cli {
@@ -41,8 +42,9 @@ struct SimRunArgs {
   std::string mtbf;
   std::string mttr = "4h";
   std::string failures;
-  std::string cluster;          // philly: one virtual cluster
-  std::string backfill = "on";  // off: no policy of the run backfills
+  std::string cluster;                   // philly: one virtual cluster
+  std::string backfill = "on";           // off: no policy of the run backfills
+  std::string baseline = "coordinated";  // isolated: a static home cluster per team and class
   bool progress = false;
   bool no_progress = false;
 };
@@ -126,6 +128,10 @@ int RunSimRun(const SimRunArgs& args, std::ostream& out, std::ostream& err) {
     t.name = "default";
     t.path = "default";
     spec.tenants.push_back(t);
+  }
+  json assignment = nullptr;
+  if (args.baseline == "isolated") {
+    assignment = IsolateClusters(spec);
   }
   ScorerRegistry scorers;
   RegisterBuiltinScorers(scorers);
@@ -212,6 +218,8 @@ int RunSimRun(const SimRunArgs& args, std::ostream& out, std::ostream& err) {
       err << "tessera sim run: " << outcome.status().message() << "\n";
       return kExitInvalidInput;
     }
+    outcome->metrics["baseline"] = args.baseline;
+    if (!assignment.is_null()) outcome->metrics["assignment"] = assignment;
     std::filesystem::path dir = std::filesystem::path(args.out) / policy.name;
     std::filesystem::create_directories(dir, ec);
     if (!WriteText(dir / "metrics.json", outcome->metrics.dump(2) + "\n", err) ||
@@ -298,6 +306,11 @@ void RegisterSimRun(CLI::App* sim, std::ostream& out, std::ostream& err, int& co
                   "tenant of its name if the fleet has one");
   run->add_option("--backfill", args->backfill,
                   "on: the policies backfill as documented; off: none does (to measure its gain)")
+      ->capture_default_str();
+  run->add_option("--baseline", args->baseline,
+                  "coordinated: Tessera's global layer; isolated: every team's work of a class "
+                  "on one cluster assigned in advance, no burst (docs/simulation.md#baselines)")
+      ->check(CLI::IsMember({"coordinated", "isolated"}))
       ->capture_default_str();
   run->add_flag("--progress", args->progress,
                 "Draw a progress bar on stderr even when not a terminal");

@@ -320,6 +320,9 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
                  {"job", engine.job(d.job).job.name},
                  {"reason", d.reason}};
     if (d.kind == DecisionKind::kStart) {
+      const Job& job = engine.job(d.job).job;
+      line["tenant"] = spec.tenant(job.tenant).path;
+      line["class"] = std::string(WorkloadClassName(job.job_class));
       line["level"] = std::string(TopologyLevelName(d.level));
       json nodes = json::array();
       for (uint32_t node : d.nodes)

@@ -226,6 +226,49 @@ TEST(SimRun, EveryStartOnTheEnterpriseFleetSaysWhichClusterAndWhy) {
   fs::remove_all(out);
 }
 
+TEST(SimRun, TheIsolatedBaselineKeepsEveryTeamOnItsAssignedCluster) {
+  // docs/simulation.md#baselines: each (tenant, class) has one home cluster, never elastic;
+  // every start of the workload lands there.
+  fs::path out = TempDir("isolated");
+  std::string text;
+  ASSERT_EQ(Tessera("sim run --fleet " + kSource +
+                        "/examples/enterprise --format synthetic --jobs 300 --out " + out.string() +
+                        " --baseline isolated --no-progress",
+                    &text),
+            0)
+      << text;
+  json m = json::parse(Read(out / "fifo" / "metrics.json"));
+  EXPECT_EQ(m["baseline"], "isolated");
+  const json& assignment = m["assignment"];
+  ASSERT_EQ(assignment.size(), 8u) << assignment.dump();  // the example's leaf tenants
+  for (const auto& [tenant, classes] : assignment.items()) {
+    for (const auto& [cls, cluster] : classes.items())
+      EXPECT_EQ(cluster.get<std::string>().rfind("cloud-", 0), std::string::npos)
+          << tenant << " " << cls;
+  }
+  std::istringstream lines(Read(out / "fifo" / "decisions.jsonl"));
+  std::string line;
+  int starts = 0;
+  while (std::getline(lines, line)) {
+    json d = json::parse(line);
+    if (d["kind"] != "start") continue;
+    ++starts;
+    EXPECT_EQ(d["cluster"],
+              assignment[d["tenant"].get<std::string>()][d["class"].get<std::string>()])
+        << line;
+  }
+  EXPECT_GE(starts, 300);
+  // A bad value is refused before anything runs.
+  EXPECT_NE(
+      Tessera("sim run --fleet " + kSource + "/examples/enterprise --format synthetic --out " +
+                  out.string() + "/bad --baseline islands",
+              &text),
+      0);
+  EXPECT_NE(text.find("--baseline"), std::string::npos) << text;
+  EXPECT_FALSE(fs::exists(out / "bad"));
+  fs::remove_all(out);
+}
+
 TEST(SimRun, ProgressBarOnRequestAndNeverWithNoProgress) {
   fs::path out = TempDir("progress");
   std::string text;
