@@ -1017,6 +1017,9 @@ void Engine::LogDecision(DecisionKind kind, const JobRecord& j, std::string reas
   if (kind == DecisionKind::kStart) {
     d.level = j.level;
     d.where = j.where;
+    const std::vector<Milli> per = PerModel(j.placements);
+    for (size_t m = 0; m < per.size(); ++m)
+      if (per[m] > 0) d.devices.push_back({static_cast<uint16_t>(m), per[m]});
   }
   d.nodes = std::move(nodes);
   store_.AppendDecision(d);

@@ -32,6 +32,7 @@ struct Decision {
   TopologyLevel level = TopologyLevel::kAny;
   std::vector<uint32_t> nodes;  // distinct CellState nodes of the run (kStart)
   std::string where;            // kStart on several clusters: why this cluster (JobRecord::where)
+  std::vector<std::pair<uint16_t, Milli>> devices;  // kStart: milli-devices of the run by model
 };
 
 class Store {

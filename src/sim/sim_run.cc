@@ -323,6 +323,12 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
       const Job& job = engine.job(d.job).job;
       line["tenant"] = spec.tenant(job.tenant).path;
       line["class"] = std::string(WorkloadClassName(job.job_class));
+      line["priority"] = job.priority;
+      line["preemptible"] = engine.job(d.job).preemptible;
+      json devices = json::object();
+      for (const auto& [model, milli] : d.devices)
+        devices[spec.device_models[model].name] = Round3(static_cast<double>(milli) / 1000.0);
+      line["devices"] = devices;
       line["level"] = std::string(TopologyLevelName(d.level));
       json nodes = json::array();
       for (uint32_t node : d.nodes)

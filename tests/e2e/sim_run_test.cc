@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -223,6 +224,62 @@ TEST(SimRun, EveryStartOnTheEnterpriseFleetSaysWhichClusterAndWhy) {
   EXPECT_GE(services["slo_attainment"].get<double>(), 0.99) << services.dump();
   for (const char* name : {"assistant-chat", "search-rerank", "assistant-sg", "creative-image-gen"})
     EXPECT_GT(services["per_service"][name]["replicas"]["max"].get<int>(), 0) << name;
+  fs::remove_all(out);
+}
+
+TEST(SimRun, ReservationsHoldThroughoutTheDecisionLog) {
+  // The example's reservations, checked by replaying every start and stop of the decision
+  // log: non-preemptible work other than critical inference never holds more than 256 - 64
+  // L40S of east-serve (clusters-serving.yaml: 32 nodes x 8); work other than ai-lab/
+  // foundation's training never holds more than 1,280 - 256 Ascend 910B in cn-west
+  // (clusters-west.yaml: 160 nodes x 8; that hold lends nothing).
+  fs::path out = TempDir("holds");
+  std::string text;
+  ASSERT_EQ(Tessera("sim run --fleet " + kSource +
+                        "/examples/enterprise --format synthetic --jobs 600 --load 0.9 --out " +
+                        out.string() + " --no-progress",
+                    &text),
+            0)
+      << text;
+  std::istringstream lines(Read(out / "fifo" / "decisions.jsonl"));
+  std::string line;
+  std::map<std::string, std::pair<double, double>> running;  // job -> (L40S, Ascend) counted
+  double l40s = 0, ascend = 0, most_l40s = 0, most_ascend = 0;
+  int l40s_starts = 0;
+  while (std::getline(lines, line)) {
+    json d = json::parse(line);
+    const std::string job = d["job"];
+    if (d["kind"] == "start") {
+      const std::string cluster = d["cluster"], cls = d["class"], tenant = d["tenant"];
+      const json& devices = d["devices"];
+      double l = 0, a = 0;
+      if (cluster == "east-serve" && devices.contains("L40S")) {
+        ++l40s_starts;
+        const bool owner = cls == "inference" && d["priority"] == "critical";
+        if (!owner && !d["preemptible"].get<bool>()) l = devices["L40S"].get<double>();
+      }
+      if (cluster == "west-ascend" && devices.contains("Ascend910B")) {
+        const bool owner = cls == "training" && tenant.rfind("ai-lab/foundation", 0) == 0;
+        if (!owner) a = devices["Ascend910B"].get<double>();
+      }
+      if (auto it = running.find(job); it != running.end()) {  // a new run replaces the old
+        l40s -= it->second.first;
+        ascend -= it->second.second;
+      }
+      running[job] = {l, a};
+      l40s += l;
+      ascend += a;
+      most_l40s = std::max(most_l40s, l40s);
+      most_ascend = std::max(most_ascend, ascend);
+      ASSERT_LE(l40s, 192.0 + 1e-9) << line;
+      ASSERT_LE(ascend, 1024.0 + 1e-9) << line;
+    } else if (running.count(job)) {  // finish, preempt, requeue, cancel: the run ends
+      l40s -= running[job].first;
+      ascend -= running[job].second;
+      running.erase(job);
+    }
+  }
+  EXPECT_GT(l40s_starts, 0);  // the check saw the held model in use
   fs::remove_all(out);
 }
 
