@@ -70,25 +70,24 @@ struct Engine::CycleState {
   std::optional<Reservation> reservation;
   // Signatures refused this cycle (no room, or the quota), with the reason and detail: a job of
   // the same shapes, scope, gang rule, priority and tenant is refused too, since within a
-  // cycle free capacity only shrinks and usage only grows (victims' release aside). Keys end
-  // in 1 for a job still waiting for its burst threshold (it sees fewer clusters: its refusal
-  // says nothing of a job that may burst), 0 otherwise (see Key).
-  std::map<std::vector<uint32_t>, std::pair<PendingReason, std::string>> refused;
-  std::set<uint32_t> stopped;                  // jobs preempted in this cycle
-  std::set<std::vector<uint32_t>> no_victims;  // keyed as `refused`: preemption found no room
+  // cycle free capacity only shrinks and usage only grows (victims' release aside). Index 1
+  // holds jobs whose elastic clusters are closed now (they see fewer clusters: their refusal
+  // says nothing of a job that may burst), index 0 the others.
+  using Refusal = std::pair<PendingReason, std::string>;
+  std::map<std::vector<uint32_t>, Refusal> refused[2];
+  std::set<uint32_t> stopped;                     // jobs preempted in this cycle
+  std::set<std::vector<uint32_t>> no_victims[2];  // as `refused`: preemption found no room
 
-  static std::vector<uint32_t> Key(const std::vector<uint32_t>& signature, bool waiting) {
-    std::vector<uint32_t> key = signature;
-    key.push_back(waiting ? 1 : 0);
-    return key;
+  // The refusal that applies to a job of this signature: its own kind's, or (while elastic
+  // clusters are closed to it) a bursting job's.
+  const Refusal* Refused(const std::vector<uint32_t>& signature, bool closed) const {
+    for (int i = closed ? 1 : 0; i >= 0; --i)
+      if (auto it = refused[i].find(signature); it != refused[i].end()) return &it->second;
+    return nullptr;
   }
-  // The entry of `map` for a job of this signature: its own, or (while it waits) a bursting
-  // job's.
-  template <typename Map>
-  auto Find(const Map& map, const std::vector<uint32_t>& signature, bool waiting) const {
-    auto it = map.find(Key(signature, waiting));
-    if (it == map.end() && waiting) it = map.find(Key(signature, false));
-    return it;
+  bool NoVictims(const std::vector<uint32_t>& signature, bool closed) const {
+    return no_victims[closed ? 1 : 0].count(signature) ||
+           (closed && no_victims[0].count(signature));
   }
 };
 
@@ -481,10 +480,10 @@ void Engine::PlacePending(CycleState& cs) {
       break;
     }
     const Compiled& c = *compiled_[j.id.value()];
-    if (auto it = cs.Find(cs.refused, c.signature, ElasticClosed(j, c, cs.now));
-        it != cs.refused.end() && it->second.first == PendingReason::kResources) {
+    if (const CycleState::Refusal* r = cs.Refused(c.signature, ElasticClosed(j, c, cs.now));
+        r && r->first == PendingReason::kResources) {
       j.reason = PendingReason::kResources;
-      j.detail = it->second.second;
+      j.detail = r->second;
       continue;
     }
     enum class Pass { kOrder, kBeforeShadow, kInExtra } pass = Pass::kOrder;
@@ -684,9 +683,9 @@ Milli Engine::RunSpeed(const JobRecord& j) const {
 bool Engine::TryStart(JobRecord& j, CycleState& cs) {
   const Compiled& c = *compiled_[j.id.value()];
   const bool waiting = ElasticClosed(j, c, cs.now);
-  if (auto it = cs.Find(cs.refused, c.signature, waiting); it != cs.refused.end()) {
-    j.reason = it->second.first;
-    j.detail = it->second.second;
+  if (const CycleState::Refusal* r = cs.Refused(c.signature, waiting)) {
+    j.reason = r->first;
+    j.detail = r->second;
     return false;
   }
   ++counters_.placements_tried;
@@ -699,9 +698,9 @@ bool Engine::TryStart(JobRecord& j, CycleState& cs) {
   if (j.reason == PendingReason::kInfeasible) return false;
   // A job of the same signature (shapes, gang rule, priority, tenant) that found no victims
   // this cycle means this one would not either: its queue position is no better.
-  if (cs.Find(cs.no_victims, c.signature, waiting) == cs.no_victims.end()) {
+  if (!cs.NoVictims(c.signature, waiting)) {
     if (TryPreempt(j, cs)) return true;
-    cs.no_victims.insert(CycleState::Key(c.signature, waiting));
+    cs.no_victims[waiting ? 1 : 0].insert(c.signature);
   }
   j.reason = refused != PendingReason::kNone ? refused : PendingReason::kResources;
   // Budgets start afresh at midnight: look again then.
@@ -709,7 +708,7 @@ bool Engine::TryStart(JobRecord& j, CycleState& cs) {
     budget_tick_ = NextMidnight(cs.now);
     PostAt(EventKind::kTick, budget_tick_, {}, 0);
   }
-  cs.refused.emplace(CycleState::Key(c.signature, waiting), std::make_pair(j.reason, j.detail));
+  cs.refused[waiting ? 1 : 0].emplace(c.signature, std::make_pair(j.reason, j.detail));
   return false;
 }
 
