@@ -9,6 +9,7 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/app.h"
 #include "cli/commands.h"
@@ -36,6 +37,8 @@ struct SimRunArgs {
   uint64_t seed = 1;
   int64_t jobs = 1000;
   double load = 0.8;
+  std::optional<double>
+      days;  // synthetic: arrivals over this many days; the job count follows from load
   std::string placement = "tessera";
   std::string throughputs;
   std::string checkpoint = "5m";
@@ -81,6 +84,14 @@ int RunSimRun(const SimRunArgs& args, std::ostream& out, std::ostream& err) {
   }
   if (args.jobs < 1 || args.jobs > 100000000) {
     err << "tessera sim run: --jobs: expected 1..100000000\n";
+    return kExitInvalidInput;
+  }
+  if (args.days && !(*args.days > 0 && *args.days <= 366)) {
+    err << "tessera sim run: --days: expected a number in (0, 366]\n";
+    return kExitInvalidInput;
+  }
+  if (args.days && *format != TraceFormat::kSynthetic) {
+    err << "tessera sim run: --days is for --format synthetic only\n";
     return kExitInvalidInput;
   }
   if (!(args.load > 0 && args.load <= 100)) {
@@ -146,6 +157,7 @@ int RunSimRun(const SimRunArgs& args, std::ostream& out, std::ostream& err) {
   io.default_checkpoint = *checkpoint;
   io.jobs = args.jobs;
   io.load = args.load;
+  io.days = args.days.value_or(0);
   io.seed = args.seed;
   io.philly_cluster = args.cluster;
   auto workload = ImportWorkload(spec, *format, args.workload, io);
@@ -285,8 +297,12 @@ void RegisterSimRun(CLI::App* sim, std::ostream& out, std::ostream& err, int& co
           },
           "UINT"))
       ->capture_default_str();
-  run->add_option("--jobs", args->jobs, "Synthetic: number of jobs")->capture_default_str();
-  run->add_option("--load", args->load, "Synthetic: offered GPU demand / capacity")
+  CLI::Option* jobs =
+      run->add_option("--jobs", args->jobs, "Synthetic: number of jobs")->capture_default_str();
+  run->add_option("--days", args->days,
+                  "Synthetic: arrivals over D days, as many jobs as --load implies")
+      ->excludes(jobs);
+  run->add_option("--load", args->load, "Synthetic: offered device demand / capacity")
       ->capture_default_str();
   run->add_option("--placement", args->placement, "Placement scorer: " + PlacementPolicyNames())
       ->capture_default_str();

@@ -1195,12 +1195,22 @@ QuotaRoom Engine::QuotaRoomFor(const JobRecord& j, const Compiled& c, ModelMask 
   return room;
 }
 
-bool Engine::RoomInScope(const JobRecord& j, const Compiled& c, ModelMask mask, TimeMs now) const {
+bool Engine::RoomInScope(const JobRecord& j, const Compiled& c, ModelMask mask, TimeMs now,
+                         const std::vector<Milli>* freed) const {
   if (c.mask == 0) return true;  // CPU-only: no device count to check
+  const size_t models = cell_.model_count();
+  auto released = [&](size_t cl) {
+    Milli sum = 0;
+    for (size_t m = 0; freed && m < models; ++m)
+      if ((mask >> m) & 1) sum += (*freed)[cl * models + m];
+    return sum;
+  };
   if (!c.global) {
     Milli free = 0;
     for (size_t m = 0; m < free_by_model_.size(); ++m)
       if ((mask >> m) & 1) free += free_by_model_[m];
+    for (size_t cl = 0; freed && cl < spec_.clusters.size(); ++cl)
+      free += released(cl);
     return free >= j.device_milli;
   }
   // A gang stays within one cluster: one cluster it may use must hold its devices.
@@ -1208,9 +1218,32 @@ bool Engine::RoomInScope(const JobRecord& j, const Compiled& c, ModelMask mask, 
   for (size_t cl = 0; cl < spec_.clusters.size(); ++cl) {
     if (c.global->constraints.verdicts[cl]) continue;
     if (waiting && spec_.clusters[cl].tier == ClusterTier::kElastic) continue;
-    if (summaries_.Free(static_cast<uint32_t>(cl), mask) >= j.device_milli) return true;
+    if (summaries_.Free(static_cast<uint32_t>(cl), mask) + released(cl) >= j.device_milli)
+      return true;
   }
   return false;
+}
+
+bool Engine::CouldMakeRoom(const JobRecord& j, const Compiled& c, ModelMask mask,
+                           const std::vector<uint32_t>& victims, TimeMs now) {
+  // The quota with every victim's usage refunded, then charged back.
+  for (uint32_t id : victims)
+    quotas_.Refund(jobs_[id].job.tenant, PerModel(jobs_[id].placements));
+  const QuotaRoom room = QuotaRoomFor(j, c, mask);
+  for (uint32_t id : victims)
+    quotas_.Charge(jobs_[id].job.tenant, PerModel(jobs_[id].placements));
+  if (!room.split) return false;
+  const size_t models = cell_.model_count();
+  std::vector<Milli> freed(std::max<size_t>(spec_.clusters.size(), 1) * models, 0);
+  for (uint32_t id : victims) {
+    for (const Placement& p : jobs_[id].placements) {
+      const size_t cl = spec_.clusters.empty() ? 0 : cell_.node(p.node).cluster;
+      auto devices = cell_.devices(p.node);
+      for (const DeviceUse& u : p.devices)
+        freed[cl * models + devices[u.index].model] += u.milli;
+    }
+  }
+  return RoomInScope(j, c, room.whole != 0 ? room.whole : mask, now, &freed);
 }
 
 bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_t holds) {
@@ -1265,6 +1298,13 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   });
   if (candidates.size() > static_cast<size_t>(options_.preemption_candidates))
     candidates.resize(static_cast<size_t>(options_.preemption_candidates));
+  // Most hopeless preemptions end here, before any victim is released: not even all of them
+  // together would let the quota admit the job or give a cluster it may use its devices.
+  std::vector<uint32_t> all;
+  all.reserve(candidates.size());
+  for (const Candidate& cand : candidates)
+    all.push_back(cand.id);
+  if (!CouldMakeRoom(j, c, mask, all, cs.now)) return false;
 
   std::vector<uint32_t> released;
   std::vector<std::vector<Placement>> saved;

@@ -142,8 +142,14 @@ class Engine final : public EventSink {
   bool PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_t holds = 0);
   // What the tenant's quota admits of the job now, on the models of `mask`.
   QuotaRoom QuotaRoomFor(const JobRecord& j, const Compiled& c, ModelMask mask) const;
-  // Whether a cluster the job may use now has its device count free on `mask`.
-  bool RoomInScope(const JobRecord& j, const Compiled& c, ModelMask mask, TimeMs now) const;
+  // Whether a cluster the job may use now has its device count free on `mask`; `freed`, when
+  // given, adds milli per (cluster x model) that victims would release.
+  bool RoomInScope(const JobRecord& j, const Compiled& c, ModelMask mask, TimeMs now,
+                   const std::vector<Milli>* freed = nullptr) const;
+  // Whether stopping every one of `victims` could let the job start, judged on the counts
+  // alone (the quota, the free devices per cluster): no placement is touched.
+  bool CouldMakeRoom(const JobRecord& j, const Compiled& c, ModelMask mask,
+                     const std::vector<uint32_t>& victims, TimeMs now);
   // Whether stopping `v` frees room on a node with devices of `mask` (any node, for a CPU-only
   // job) in a cluster the job may use now.
   bool Frees(const JobRecord& v, const Compiled& c, ModelMask mask, bool waiting) const;

@@ -16,6 +16,11 @@ ClusterAssignment IsolateClusters(Spec& spec) {
     for (const Device& d : n.devices)
       has[n.cluster.value()][d.model.value()] = true;
   }
+  auto has_kind = [&](size_t c, DeviceKind kind) {
+    for (size_t m = 0; m < spec.device_models.size(); ++m)
+      if (has[c][m] && spec.device_models[m].kind == kind) return true;
+    return false;
+  };
   std::vector<int64_t> assigned(clusters, 0);
   ClusterAssignment out;
   std::vector<PolicyRule> rules;
@@ -35,36 +40,39 @@ ClusterAssignment IsolateClusters(Spec& spec) {
       probe.tenant = tenant;
       probe.job_class = cls;
       const JobConstraints constraints = CompileConstraints(spec, probe);
-      std::optional<size_t> best;
-      bool best_guaranteed = false;
-      for (size_t c = 0; c < clusters; ++c) {
-        if (constraints.verdicts[c] || devices[c] == 0 ||
-            spec.clusters[c].tier == ClusterTier::kElastic) {
-          continue;
-        }
-        bool g = false;
-        for (size_t m = 0; m < guaranteed.size(); ++m)
-          g = g || (guaranteed[m] && has[c][m]);
-        // Fewer assignments per device: compare a/d across clusters without division.
-        const bool fuller =
-            best && (assigned[c] + 1) * devices[*best] >= (assigned[*best] + 1) * devices[c];
-        if (best && (best_guaranteed && !g)) continue;
-        if (best && best_guaranteed == g && fuller) continue;
-        best = c;
-        best_guaranteed = g;
-      }
-      if (!best) continue;  // nowhere allowed: the job stays infeasible as it would anyway
-      ++assigned[*best];
       const std::string path = spec.tenants[t].path;
       const std::string cls_name(WorkloadClassName(cls));
-      out[path][cls_name] = spec.clusters[*best].name;
+      ConstrainRule body;
+      for (DeviceKind kind : {DeviceKind::kGpu, DeviceKind::kNpu}) {
+        std::optional<size_t> best;
+        bool best_guaranteed = false;
+        for (size_t c = 0; c < clusters; ++c) {
+          if (constraints.verdicts[c] || !has_kind(c, kind) ||
+              spec.clusters[c].tier == ClusterTier::kElastic) {
+            continue;
+          }
+          bool g = false;
+          for (size_t m = 0; m < guaranteed.size(); ++m)
+            g = g || (guaranteed[m] && has[c][m] && spec.device_models[m].kind == kind);
+          // Fewer assignments per device: compare a/d across clusters without division.
+          const bool fuller =
+              best && (assigned[c] + 1) * devices[*best] >= (assigned[*best] + 1) * devices[c];
+          if (best && (best_guaranteed && !g)) continue;
+          if (best && best_guaranteed == g && fuller) continue;
+          best = c;
+          best_guaranteed = g;
+        }
+        if (!best) continue;  // nowhere allowed: such jobs stay infeasible as they would anyway
+        ++assigned[*best];
+        out[path][cls_name][std::string(DeviceKindName(kind))] = spec.clusters[*best].name;
+        body.allow_clusters.push_back(ClusterId(static_cast<uint32_t>(*best)));
+      }
+      if (body.allow_clusters.empty()) continue;
       PolicyRule rule;
       rule.name = "isolated:" + path + ":" + cls_name;
-      rule.description = "baseline isolated: static home cluster";
+      rule.description = "baseline isolated: static home clusters";
       rule.match.tenants = {path};
       rule.match.classes = {cls};
-      ConstrainRule body;
-      body.allow_clusters = {ClusterId(static_cast<uint32_t>(*best))};
       rule.body = body;
       rules.push_back(std::move(rule));
     }

@@ -8,14 +8,21 @@
 //                 preemptible;
 //   eval     20%: one GPU, median 10 min; high priority.
 // Work is clipped to [1 min, 7 days]; estimates overstate it by a factor uniform in [1, 3],
-// and 10% of jobs give none. Arrivals are a Poisson process whose rate makes the offered
-// GPU-time `load` times the fleet's GPU capacity over the arrival window. Tenants are drawn
-// uniformly from the leaves of the tenant tree. Everything comes from one seeded generator.
+// and 10% of jobs give none. On a fleet with both GPUs and NPUs a job asks for one kind or the
+// other in proportion to their device counts — training and fine-tuning only (NPU pools run
+// model training; batch and eval stay on GPUs), and only a kind its tenant's quota admits. Arrivals
+// are a Poisson process whose rate makes the offered device-time `load` times the fleet's device
+// capacity over the arrival window: with --jobs N the window follows from the N jobs' demand; with
+// --days D the window is D days and jobs are drawn until their demand fills it (the arrival times
+// are then the order statistics of uniform draws over the window, so none falls outside it).
+// Tenants are drawn uniformly from the leaves of the tenant tree. Everything comes from one seeded
+// generator.
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
 
+#include "engine/quota.h"
 #include "sim/workload.h"
 
 namespace tessera {
@@ -49,91 +56,152 @@ std::string PriorityOr(const Spec& spec, const char* name) {
   return spec.priority_classes.empty() ? std::string("normal") : spec.priority_classes[0].name;
 }
 
+// What every job is drawn from: the fleet's tenants, device kinds and priority names.
+struct Universe {
+  std::vector<TenantId> leaves;
+  // By leaf: may its quota ever admit a GPU job, an NPU job (a limit of 0 on every model of
+  // the kind, here or above, says no).
+  std::vector<std::pair<bool, bool>> kinds;
+  int64_t gpus = 0, npus = 0;
+  std::string normal, low, high;
+};
+
+// Draws job `i` (everything but its arrival); returns its demand in device-ms.
+double DrawJob(Rng& rng, const Universe& u, int64_t i, TraceJob& tj, Millis checkpoint) {
+  Job& job = tj.job;
+  job.name = "syn-" + std::to_string(i);
+  size_t leaf = u.leaves.empty() ? 0 : rng.Uniform(u.leaves.size());
+  job.tenant = u.leaves.empty() ? TenantId() : u.leaves[leaf];
+  const bool may_gpu = u.leaves.empty() || u.kinds[leaf].first;
+  const bool may_npu = u.leaves.empty() || u.kinds[leaf].second;
+  TaskGroup g;
+  g.name = "task";
+  g.request.cpu = 4 * kMilliPerUnit;
+  g.request.memory = 16 * 1024;
+  g.request.devices.kind = DeviceKind::kGpu;
+  g.request.devices.count = 1;
+  double median_s = 0;
+  switch (Pick(rng, std::array<int, 4>{25, 20, 35, 20})) {
+    case 0: {
+      static constexpr int kSizes[] = {1, 2, 4, 8, 16, 32};
+      job.job_class = WorkloadClass::kTraining;
+      g.count = kSizes[Pick(rng, std::array<int, 6>{20, 15, 15, 25, 15, 10})];
+      job.gang.require = TopologyLevel::kCluster;
+      job.gang.prefer = TopologyLevel::kLeaf;
+      job.priority = u.normal;
+      job.preemptible = false;
+      median_s = 3 * 3600;
+      break;
+    }
+    case 1:
+      job.job_class = WorkloadClass::kFinetune;
+      g.count = 1 + static_cast<int32_t>(rng.Uniform(8));
+      job.gang.require = TopologyLevel::kCluster;
+      job.gang.prefer = TopologyLevel::kNode;
+      job.priority = u.normal;
+      job.preemptible = true;
+      median_s = 3600;
+      break;
+    case 2: {
+      static constexpr Milli kShares[] = {250, 500, 1000};
+      job.job_class = WorkloadClass::kBatch;
+      g.request.devices.milli_each = kShares[rng.Uniform(3)];
+      g.request.cpu = 2 * kMilliPerUnit;
+      job.priority = u.low;
+      job.preemptible = true;
+      median_s = 1200;
+      break;
+    }
+    default:
+      job.job_class = WorkloadClass::kEval;
+      job.priority = u.high;
+      job.preemptible = false;
+      median_s = 600;
+      break;
+  }
+  const bool trains =
+      job.job_class == WorkloadClass::kTraining || job.job_class == WorkloadClass::kFinetune;
+  if (trains && u.npus > 0 && may_npu &&
+      (u.gpus == 0 || !may_gpu ||
+       rng.Uniform(static_cast<uint64_t>(u.gpus + u.npus)) < static_cast<uint64_t>(u.npus)))
+    g.request.devices.kind = DeviceKind::kNpu;
+  double work_s = std::clamp(LogNormal(rng, median_s, 1.0), 60.0, 7 * 86400.0);
+  tj.work = std::llround(work_s * 1000);
+  if (rng.Uniform(10) != 0)
+    job.runtime = std::llround(work_s * (1 + 2 * rng.UniformDouble()) * 1000);
+  job.checkpoint_interval = checkpoint;
+  double demand = static_cast<double>(tj.work) * static_cast<double>(g.count) *
+                  static_cast<double>(g.request.devices.milli_each) / 1000.0;
+  job.task_groups.push_back(std::move(g));
+  return demand;
+}
+
 }  // namespace
 
 Workload SyntheticWorkload(const Spec& spec, const ImportOptions& options) {
   SeededRng rng(options.seed);
   Workload w;
-  std::vector<TenantId> leaves;
+  Universe u;
   for (size_t i = 0; i < spec.tenants.size(); ++i) {
-    if (spec.tenants[i].children.empty()) leaves.push_back(TenantId(static_cast<uint32_t>(i)));
+    if (spec.tenants[i].children.empty()) u.leaves.push_back(TenantId(static_cast<uint32_t>(i)));
   }
-  int64_t gpus = 0;
-  for (const Node& n : spec.nodes)
-    gpus += static_cast<int64_t>(n.devices.size());
-  double demand = 0;  // GPU-ms
-  const std::string normal = PriorityOr(spec, "normal"), low = PriorityOr(spec, "low"),
-                    high = PriorityOr(spec, "high");
+  for (const Node& n : spec.nodes) {
+    for (const Device& d : n.devices)
+      ++(spec.model(d.model).kind == DeviceKind::kNpu ? u.npus : u.gpus);
+  }
+  const auto devices = static_cast<double>(u.gpus + u.npus);
+  const QuotaTracker quotas(spec);
+  for (TenantId t : u.leaves) {
+    bool gpu = false, npu = false;
+    for (size_t m = 0; m < spec.device_models.size(); ++m) {
+      const bool may = quotas.Limit(t, m) != 0;
+      (spec.device_models[m].kind == DeviceKind::kNpu ? npu : gpu) |= may;
+    }
+    u.kinds.emplace_back(gpu, npu);
+  }
+  u.normal = PriorityOr(spec, "normal");
+  u.low = PriorityOr(spec, "low");
+  u.high = PriorityOr(spec, "high");
+  char load[32];
+  std::snprintf(load, sizeof load, "%g", options.load);
+  if (options.days > 0) {
+    // Jobs until their demand fills the window, then arrivals spread over it.
+    const double window_ms = options.days * 86400.0 * 1000.0;
+    const double target = options.load * devices * window_ms;
+    double demand = 0;
+    for (int64_t i = 0; demand < target && i < kMaxSyntheticJobs; ++i) {
+      TraceJob tj;
+      demand += DrawJob(rng, u, i, tj, options.default_checkpoint);
+      w.jobs.push_back(std::move(tj));
+    }
+    std::vector<double> gaps(w.jobs.size() + 1);
+    double total = 0;
+    for (double& g : gaps)
+      total += g = Exponential(rng);
+    double t = 0;
+    for (size_t i = 0; i < w.jobs.size(); ++i) {
+      t += gaps[i];
+      w.jobs[i].job.submit_time = std::llround(t / total * window_ms);
+    }
+    char days[32];
+    std::snprintf(days, sizeof days, "%g", options.days);
+    w.notes.push_back("synthetic: " + std::to_string(w.jobs.size()) + " jobs over " + days +
+                      " days at load " + load + ", seed " + std::to_string(options.seed));
+    return w;
+  }
+  double demand = 0;  // device-ms
   for (int64_t i = 0; i < options.jobs; ++i) {
     TraceJob tj;
-    Job& job = tj.job;
-    job.name = "syn-" + std::to_string(i);
-    job.tenant = leaves.empty() ? TenantId() : leaves[rng.Uniform(leaves.size())];
-    TaskGroup g;
-    g.name = "task";
-    g.request.cpu = 4 * kMilliPerUnit;
-    g.request.memory = 16 * 1024;
-    g.request.devices.kind = DeviceKind::kGpu;
-    g.request.devices.count = 1;
-    double median_s = 0;
-    switch (Pick(rng, std::array<int, 4>{25, 20, 35, 20})) {
-      case 0: {
-        static constexpr int kSizes[] = {1, 2, 4, 8, 16, 32};
-        job.job_class = WorkloadClass::kTraining;
-        g.count = kSizes[Pick(rng, std::array<int, 6>{20, 15, 15, 25, 15, 10})];
-        job.gang.require = TopologyLevel::kCluster;
-        job.gang.prefer = TopologyLevel::kLeaf;
-        job.priority = normal;
-        job.preemptible = false;
-        median_s = 3 * 3600;
-        break;
-      }
-      case 1:
-        job.job_class = WorkloadClass::kFinetune;
-        g.count = 1 + static_cast<int32_t>(rng.Uniform(8));
-        job.gang.require = TopologyLevel::kCluster;
-        job.gang.prefer = TopologyLevel::kNode;
-        job.priority = normal;
-        job.preemptible = true;
-        median_s = 3600;
-        break;
-      case 2: {
-        static constexpr Milli kShares[] = {250, 500, 1000};
-        job.job_class = WorkloadClass::kBatch;
-        g.request.devices.milli_each = kShares[rng.Uniform(3)];
-        g.request.cpu = 2 * kMilliPerUnit;
-        job.priority = low;
-        job.preemptible = true;
-        median_s = 1200;
-        break;
-      }
-      default:
-        job.job_class = WorkloadClass::kEval;
-        job.priority = high;
-        job.preemptible = false;
-        median_s = 600;
-        break;
-    }
-    double work_s = std::clamp(LogNormal(rng, median_s, 1.0), 60.0, 7 * 86400.0);
-    tj.work = std::llround(work_s * 1000);
-    if (rng.Uniform(10) != 0)
-      job.runtime = std::llround(work_s * (1 + 2 * rng.UniformDouble()) * 1000);
-    job.checkpoint_interval = options.default_checkpoint;
-    demand += static_cast<double>(tj.work) * static_cast<double>(g.count) *
-              static_cast<double>(g.request.devices.milli_each) / 1000.0;
-    job.task_groups.push_back(std::move(g));
+    demand += DrawJob(rng, u, i, tj, options.default_checkpoint);
     w.jobs.push_back(std::move(tj));
   }
-  double window_ms =
-      gpus > 0 && options.load > 0 ? demand / (options.load * static_cast<double>(gpus)) : 0;
+  double window_ms = devices > 0 && options.load > 0 ? demand / (options.load * devices) : 0;
   double mean_gap = options.jobs > 0 ? window_ms / static_cast<double>(options.jobs) : 0;
   double t = 0;
   for (TraceJob& tj : w.jobs) {
     tj.job.submit_time = std::llround(t);
     t += Exponential(rng) * mean_gap;
   }
-  char load[32];
-  std::snprintf(load, sizeof load, "%g", options.load);
   w.notes.push_back("synthetic: " + std::to_string(options.jobs) + " jobs at load " + load +
                     ", seed " + std::to_string(options.seed));
   return w;

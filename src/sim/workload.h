@@ -29,6 +29,9 @@ enum class TraceFormat { kOpenb, kGavel, kSia, kPai2020, kPhilly, kJsonl, kSynth
 std::optional<TraceFormat> ParseTraceFormat(std::string_view s);
 std::string_view TraceFormatName(TraceFormat f);
 
+// The most jobs the synthetic generator draws (--jobs, or what --days implies).
+inline constexpr int64_t kMaxSyntheticJobs = 100000000;
+
 struct ImportOptions {
   // Gavel: the per-model throughputs (isolated_throughputs_v100_p100_k80.csv); empty = look
   // beside the trace and up to three folders above it.
@@ -39,6 +42,9 @@ struct ImportOptions {
   // Synthetic generator.
   int64_t jobs = 1000;
   double load = 0.8;  // offered device demand / fleet capacity
+  // > 0: arrivals span this many days and the job count follows from `load` (jobs are drawn
+  // until their device-time reaches load x devices x window); `jobs` is then ignored.
+  double days = 0;
   uint64_t seed = 1;
 };
 

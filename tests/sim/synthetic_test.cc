@@ -1,0 +1,116 @@
+// The synthetic generator (docs/simulation.md#synthetic): --days spreads the arrivals over a
+// fixed window and draws as many jobs as the load implies; on a fleet of GPUs and NPUs jobs
+// ask for each kind in proportion to its device count; the same seed draws the same jobs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "config/loader.h"
+#include "sim/workload.h"
+
+namespace tessera {
+namespace {
+
+constexpr double kDayMs = 86400.0 * 1000.0;
+
+// 96 GPUs and 32 NPUs (a quarter of the devices).
+Spec MixedFleet() {
+  LoadResult loaded = LoadSpecTexts({{"fleet.yaml", R"(deviceModels:
+  - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
+  - {name: N1, kind: npu, vendor: huawei, memory: 64Gi}
+regions:
+  - name: r
+clusters:
+  - name: c
+    region: r
+    tier: dedicated
+    nodeGroups:
+      - {name: g, count: 12, cpu: 64, memory: 512Gi, devices: {model: G1, count: 8}}
+      - {name: n, count: 4, cpu: 64, memory: 512Gi, devices: {model: N1, count: 8}}
+tenants:
+  - name: a
+  - name: b
+)"}});
+  EXPECT_TRUE(loaded.spec.has_value());
+  return std::move(*loaded.spec);
+}
+
+double Demand(const TraceJob& tj) {
+  const TaskGroup& g = tj.job.task_groups.front();
+  return static_cast<double>(tj.work) * static_cast<double>(g.count) *
+         static_cast<double>(g.request.devices.milli_each) / 1000.0;
+}
+
+TEST(Synthetic, DaysSpreadArrivalsOverTheWindowAndDrawJobsUntilTheLoadIsMet) {
+  Spec spec = MixedFleet();
+  ImportOptions o;
+  o.days = 3;
+  o.load = 0.6;
+  o.jobs = 5;  // ignored with days
+  Workload w = SyntheticWorkload(spec, o);
+  ASSERT_GT(w.jobs.size(), 100u);
+  const double window = 3 * kDayMs, target = 0.6 * 128 * window;
+  double demand = 0;
+  for (const TraceJob& tj : w.jobs) {
+    EXPECT_GE(tj.job.submit_time, 0);
+    EXPECT_LE(tj.job.submit_time, static_cast<TimeMs>(window));
+    demand += Demand(tj);
+  }
+  // The last job is the one that fills the window: without it, demand falls short.
+  EXPECT_GE(demand, target);
+  EXPECT_LT(demand - Demand(w.jobs.back()), target);
+  // Arrivals are in order and cover the window, not a corner of it.
+  for (size_t i = 1; i < w.jobs.size(); ++i)
+    EXPECT_LE(w.jobs[i - 1].job.submit_time, w.jobs[i].job.submit_time);
+  EXPECT_LT(w.jobs.front().job.submit_time, static_cast<TimeMs>(0.05 * window));
+  EXPECT_GT(w.jobs.back().job.submit_time, static_cast<TimeMs>(0.95 * window));
+  ASSERT_FALSE(w.notes.empty());
+  EXPECT_NE(w.notes[0].find(std::to_string(w.jobs.size()) + " jobs over 3 days"), std::string::npos)
+      << w.notes[0];
+}
+
+TEST(Synthetic, JobsAskForGpusAndNpusInProportionToTheFleet) {
+  Spec spec = MixedFleet();
+  ImportOptions o;
+  o.jobs = 4000;
+  Workload w = SyntheticWorkload(spec, o);
+  int npu = 0, trains = 0;
+  for (const TraceJob& tj : w.jobs) {
+    DeviceKind k = tj.job.task_groups.front().request.devices.kind.value_or(DeviceKind::kCpu);
+    EXPECT_TRUE(k == DeviceKind::kGpu || k == DeviceKind::kNpu);
+    const bool training = tj.job.job_class == WorkloadClass::kTraining ||
+                          tj.job.job_class == WorkloadClass::kFinetune;
+    if (!training) {
+      EXPECT_EQ(k, DeviceKind::kGpu) << tj.job.name;
+    }
+    trains += training;
+    npu += k == DeviceKind::kNpu;
+  }
+  // A quarter of the devices are NPUs: a quarter of the training and fine-tune jobs, within
+  // 3.5 standard deviations.
+  const double expected = trains / 4.0, sd = std::sqrt(trains * 0.25 * 0.75);
+  EXPECT_GT(npu, expected - 3.5 * sd);
+  EXPECT_LT(npu, expected + 3.5 * sd);
+}
+
+TEST(Synthetic, TheSameSeedDrawsTheSameJobsAndAnotherSeedOthers) {
+  Spec spec = MixedFleet();
+  ImportOptions o;
+  o.days = 1;
+  Workload a = SyntheticWorkload(spec, o), b = SyntheticWorkload(spec, o);
+  o.seed = 2;
+  Workload c = SyntheticWorkload(spec, o);
+  ASSERT_EQ(a.jobs.size(), b.jobs.size());
+  for (size_t i = 0; i < a.jobs.size(); ++i) {
+    EXPECT_EQ(a.jobs[i].job.submit_time, b.jobs[i].job.submit_time);
+    EXPECT_EQ(a.jobs[i].work, b.jobs[i].work);
+  }
+  bool differs = a.jobs.size() != c.jobs.size();
+  for (size_t i = 0; !differs && i < a.jobs.size(); ++i)
+    differs = a.jobs[i].work != c.jobs[i].work;
+  EXPECT_TRUE(differs);
+}
+
+}  // namespace
+}  // namespace tessera
