@@ -1165,18 +1165,6 @@ bool Engine::Frees(const JobRecord& v, const Compiled& c, ModelMask mask, bool w
   return false;
 }
 
-bool Engine::TaskFitsOn(const std::vector<Placement>& where, const Compiled& c,
-                        ModelMask mask) const {
-  for (const Placement& p : where) {
-    for (const GangGroup& g : c.gang.groups) {
-      TaskShape shape = g.shape;
-      if (!shape.cpu_only()) shape.models &= mask;
-      if (!filters_.Check(cell_, p.node, shape)) return true;
-    }
-  }
-  return false;
-}
-
 QuotaRoom Engine::QuotaRoomFor(const JobRecord& j, const Compiled& c, ModelMask mask) const {
   if (c.mask == 0) return {0, true};  // CPU-only: no device quota
   Milli smallest = std::numeric_limits<Milli>::max();
@@ -1306,10 +1294,11 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
     all.push_back(cand.id);
   if (!CouldMakeRoom(j, c, mask, all, cs.now)) return false;
 
-  std::vector<uint32_t> released;
+  // Candidates [0, held) are released; saved[i] is candidate i's placements.
   std::vector<std::vector<Placement>> saved;
+  size_t held = 0;
   auto restore = [&](size_t i) {
-    JobRecord& v = jobs_[released[i]];
+    JobRecord& v = jobs_[candidates[i].id];
     v.placements = saved[i];
     for (Placement& p : v.placements) {
       p.node_version = cell_.node(p.node).version;
@@ -1322,34 +1311,58 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
     TrackRunning(v, true);
     if (v.estimated_end != kNever) ends_.insert({v.estimated_end, v.id.value()});
   };
-  std::optional<GangResult> placed;
-  // Victims are released one by one until the job is placed. A placement is attempted only
-  // when cheap counts allow it (the quota admits the job, a cluster it may use has the free
-  // devices) and something changed since the last attempt: what the quota admits, or one of
-  // the job's tasks now fits on a node the victim freed (no other node changed).
-  bool tried = false;
-  QuotaRoom last;
-  for (const Candidate& cand : candidates) {
-    JobRecord& v = jobs_[cand.id];
-    saved.push_back(v.placements);
-    released.push_back(cand.id);
-    ReleaseResources(v);
+  auto hold = [&](size_t k) {  // release or restore until exactly the first k are released
+    for (; held < k; ++held) {
+      JobRecord& v = jobs_[candidates[held].id];
+      if (saved.size() <= held) saved.push_back(v.placements);
+      ReleaseResources(v);
+    }
+    while (held > k)
+      restore(--held);
+  };
+  // A placement with the released victims' room, when the counts allow one at all.
+  auto attempt = [&]() -> std::optional<GangResult> {
     const QuotaRoom room = QuotaRoomFor(j, c, mask);
-    if (!room.split) continue;
-    const ModelMask on = room.whole != 0 ? room.whole : mask;
-    if (!RoomInScope(j, c, on, cs.now)) continue;
-    if (tried && room == last && !TaskFitsOn(saved.back(), c, on)) continue;
-    tried = true;
-    last = room;
+    if (!room.split || !RoomInScope(j, c, room.whole != 0 ? room.whole : mask, cs.now))
+      return std::nullopt;
     PendingReason refused = PendingReason::kNone;
-    placed = PlaceWithQuota(j, cs, &refused, only);
-    if (placed) break;
-  }
+    return PlaceWithQuota(j, cs, &refused, only);
+  };
+  auto unplace = [&](std::optional<GangResult>& r) {
+    for (const Placement& p : r->placements)
+      cell_.Release(p);
+    r.reset();
+  };
+  // The shortest cheapest-first prefix of the candidates whose release lets the job start,
+  // by bisection: one placement when even all of them do not (the common case under load),
+  // about log2(candidates) more when they do.
+  const size_t n = candidates.size();
+  hold(n);
+  std::optional<GangResult> placed = attempt();
   if (!placed) {
-    for (size_t i = released.size(); i-- > 0;)
-      restore(i);
+    hold(0);
     return false;
   }
+  size_t lo = 0, hi = n;  // the first lo do not suffice (none did: TryStart failed); hi do
+  while (hi - lo > 1) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (placed) unplace(placed);
+    hold(mid);
+    placed = attempt();
+    (placed ? hi : lo) = mid;
+  }
+  if (!placed || held != hi) {
+    if (placed) unplace(placed);
+    hold(hi);
+    placed = attempt();
+    if (!placed) {  // the same state placed it before; should the placer now disagree, give up
+      hold(0);
+      return false;
+    }
+  }
+  std::vector<uint32_t> released;
+  for (size_t i = 0; i < held; ++i)
+    released.push_back(candidates[i].id);
   // Keep only the victims the placement needs: one whose nodes it does not touch goes back,
   // unless putting it back would break the preemptor's quota admission.
   std::set<uint32_t> used;

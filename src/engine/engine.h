@@ -153,8 +153,6 @@ class Engine final : public EventSink {
   // Whether stopping `v` frees room on a node with devices of `mask` (any node, for a CPU-only
   // job) in a cluster the job may use now.
   bool Frees(const JobRecord& v, const Compiled& c, ModelMask mask, bool waiting) const;
-  // Whether one of the job's tasks (on `mask`) fits on one of the nodes of `where` now.
-  bool TaskFitsOn(const std::vector<Placement>& where, const Compiled& c, ModelMask mask) const;
   void MigrateToFasterModels(CycleState& cs);
   // The speed of the job's current run: its slowest task's device model.
   Milli RunSpeed(const JobRecord& j) const;
