@@ -76,6 +76,7 @@ struct Engine::CycleState {
   using Refusal = std::pair<PendingReason, std::string>;
   std::map<std::vector<uint32_t>, Refusal> refused[2];
   std::set<uint32_t> stopped;                     // jobs preempted in this cycle
+  int32_t preemptions_failed = 0;                 // searches for victims that found none
   std::set<std::vector<uint32_t>> no_victims[2];  // as `refused`: preemption found no room
 
   // The refusal that applies to a job of this signature: its own kind's, or (while elastic
@@ -698,9 +699,12 @@ bool Engine::TryStart(JobRecord& j, CycleState& cs) {
   if (j.reason == PendingReason::kInfeasible) return false;
   // A job of the same signature (shapes, gang rule, priority, tenant) that found no victims
   // this cycle means this one would not either: its queue position is no better.
-  if (!cs.NoVictims(c.signature, waiting)) {
+  // Preemption searches that found nothing are capped per cycle (the jobs first in order had
+  // theirs); the rest look again in the next cycle.
+  if (!cs.NoVictims(c.signature, waiting) && cs.preemptions_failed < options_.preemption_attempts) {
     if (TryPreempt(j, cs)) return true;
     cs.no_victims[waiting ? 1 : 0].insert(c.signature);
+    ++cs.preemptions_failed;
   }
   j.reason = refused != PendingReason::kNone ? refused : PendingReason::kResources;
   // Budgets start afresh at midnight: look again then.

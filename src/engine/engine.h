@@ -51,6 +51,10 @@ struct EngineOptions {
   int32_t backfill_depth = 256;
   // Victims considered for one preemption.
   int32_t preemption_candidates = 512;
+  // Failed victim searches per cycle: past this many, later jobs wait for the next cycle
+  // (as Kubernetes nominates one preemptor per cycle and Slurm's backfill tests a bounded
+  // number of jobs).
+  int32_t preemption_attempts = 16;
   Millis tick = 0;  // re-evaluation period; 0 = the ordering policy's quantum
 };
 
