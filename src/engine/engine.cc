@@ -47,7 +47,8 @@ struct Engine::Compiled {
   // On a fleet of several clusters: what the global layer needs, and the job's burst rule.
   std::optional<GlobalRequest> global;
   const PolicyRule* burst = nullptr;
-  uint64_t holds = 0;  // the reservation holds it owns (DeviceHolds)
+  const PolicyRule* idle = nullptr;  // its idle-reclaim rule, the first that matches
+  uint64_t holds = 0;                // the reservation holds it owns (DeviceHolds)
   // Set when the job exceeds its tenant's limit on every model it accepts (limits are
   // static): why it can never be admitted.
   std::string over_limit;
@@ -142,6 +143,7 @@ JobId Engine::Submit(Job job, TimeMs at) {
   j.id = id;
   j.key = next_key_++;
   j.submitted = at;
+  j.arrival_order = at;
   const PriorityClass* pc = spec_.FindPriority(job.priority);
   j.priority = pc ? pc->value : 0;
   j.preemptible = job.preemptible.value_or(pc ? pc->preemptible : true);
@@ -207,6 +209,8 @@ JobId Engine::Submit(Job job, TimeMs at) {
       ledger_.Register({job.tenant, static_cast<int32_t>(c->burst - spec_.policies.data())});
   }
   c->holds = holds_.OwnedBy(job);
+  std::vector<const PolicyRule*> idle = MatchingRules(spec_, RuleKind::kIdleReclaim, job);
+  if (!idle.empty()) c->idle = idle.front();
   c->signature.push_back(static_cast<uint32_t>(c->gang.require));
   c->signature.push_back(static_cast<uint32_t>(c->holds));
   c->signature.push_back(static_cast<uint32_t>(c->holds >> 32));
@@ -239,6 +243,16 @@ void Engine::NodeLost(uint32_t node, TimeMs at) {
 
 void Engine::NodeRecovered(uint32_t node, TimeMs at) {
   PostAt(EventKind::kNodeRecovered, at, {}, node);
+}
+
+void Engine::ReportUtilization(JobId job, uint64_t generation, Milli utilization, TimeMs at) {
+  Event e;
+  e.time = at;
+  e.kind = EventKind::kUtilization;
+  e.job = job;
+  e.generation = generation;
+  e.value = utilization;
+  events_.Push(e);
 }
 
 Result<uint32_t> Engine::AddNode(NodeId id) {
@@ -356,6 +370,24 @@ void Engine::Handle(const Event& e) {
       tick_at_.reset();
       dirty_ = true;
       return;
+    case EventKind::kUtilization: {
+      JobRecord& j = jobs_[e.job.value()];
+      if (!j.running() || j.generation != e.generation) return;
+      const PolicyRule* rule = compiled_[e.job.value()]->idle;
+      if (!rule) return;
+      const auto& r = std::get<IdleReclaimRule>(rule->body);
+      if (e.value >= r.utilization_below) {
+        j.idle_since.reset();
+        j.idle_noticed = false;
+        idle_.erase(e.job.value());
+        return;
+      }
+      if (j.idle_since) return;  // idle already; the clock runs from the first report
+      j.idle_since = now;
+      idle_.insert(e.job.value());
+      PostAt(EventKind::kTick, now + r.after, {}, 0);
+      return;
+    }
   }
 }
 
@@ -366,6 +398,7 @@ void Engine::Cycle() {
   CycleState cs;
   cs.now = clock_.Now();
   ledger_.Roll(cs.now);
+  if (!idle_.empty()) ReclaimIdle(cs.now);
   if (pending_count_ > 0) PlacePending(cs);
   if (ordering_.speed_aware() && !cs.blocked) MigrateToFasterModels(cs);
 }
@@ -826,6 +859,43 @@ std::vector<Milli> Engine::RequestPerModel(const JobRecord& j, size_t model) con
   return per;
 }
 
+// Runs idle past their idle-reclaim rule's threshold: the owner is told (notify), the run is
+// stopped and requeued behind the waiting work (preempt), or a service replica is removed,
+// its autoscaler adding one back should the load need it (shrink; on other jobs, a notice).
+void Engine::ReclaimIdle(TimeMs now) {
+  std::vector<uint32_t> due;
+  for (auto it = idle_.begin(); it != idle_.end();) {
+    const JobRecord& j = jobs_[*it];
+    if (!j.running() || !j.idle_since) {  // ended, or stopped and not yet idle again
+      it = idle_.erase(it);
+      continue;
+    }
+    const auto& r = std::get<IdleReclaimRule>(compiled_[*it]->idle->body);
+    if (*j.idle_since + r.after <= now) due.push_back(*it);
+    ++it;
+  }
+  for (uint32_t id : due) {
+    idle_.erase(id);
+    JobRecord& j = jobs_[id];
+    const PolicyRule& rule = *compiled_[id]->idle;
+    const auto& r = std::get<IdleReclaimRule>(rule.body);
+    const std::string why = "idle-reclaim:" + rule.name + " utilization below " +
+                            FormatMilli(r.utilization_below * 100) + "% for " +
+                            FormatDuration(now - *j.idle_since) + " (from " +
+                            FormatDuration(*j.idle_since - j.last_start) + " into the run)";
+    const bool replica = j.job.labels.count(kServiceLabel) > 0;
+    if (r.action == ReclaimAction::kPreempt) {
+      j.arrival_order = now;  // behind the work already waiting
+      Requeue(j, now, PendingReason::kIdle, DecisionKind::kRequeue, why);
+    } else if (r.action == ReclaimAction::kShrink && replica) {
+      Finish(j, now, JobState::kCancelled, DecisionKind::kCancel, why + " (shrink)");
+    } else if (!j.idle_noticed) {
+      j.idle_noticed = true;
+      LogDecision(DecisionKind::kIdle, j, why, now);
+    }
+  }
+}
+
 // ---- starting and stopping runs ----
 
 void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs now) {
@@ -836,6 +906,8 @@ void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs n
   j.reason = PendingReason::kNone;
   j.detail.clear();
   ++j.generation;
+  j.idle_since.reset();
+  j.idle_noticed = false;
   j.last_start = now;
   if (!j.first_start) j.first_start = now;
   j.estimated_end = EstimatedEnd(j, now);

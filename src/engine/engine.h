@@ -88,6 +88,9 @@ class Engine final : public EventSink {
   void Cancel(JobId job, TimeMs at);
   void NodeLost(uint32_t node, TimeMs at);
   void NodeRecovered(uint32_t node, TimeMs at);
+  // The utilization (busy fraction of its devices, milli) of a job's run `generation`, as a
+  // backend or node agent measured it at `at`; an idle-reclaim rule acts on it.
+  void ReportUtilization(JobId job, uint64_t generation, Milli utilization, TimeMs at);
   // A node of the spec joins while the engine runs (a daemon registering it): it gets the
   // next cell index, existing indices and job ids never change, and the next cycle may use
   // it. Errors: the node is unknown to the spec or already in the cell.
@@ -158,6 +161,7 @@ class Engine final : public EventSink {
   // job) in a cluster the job may use now.
   bool Frees(const JobRecord& v, const Compiled& c, ModelMask mask, bool waiting) const;
   void MigrateToFasterModels(CycleState& cs);
+  void ReclaimIdle(TimeMs now);
   // The speed of the job's current run: its slowest task's device model.
   Milli RunSpeed(const JobRecord& j) const;
   void JoinSpeedPool(const JobRecord& j, int sign);
@@ -253,6 +257,7 @@ class Engine final : public EventSink {
   // class, and all of them by tenant.
   std::map<int32_t, std::set<uint32_t>> preemptible_by_priority_;
   std::vector<std::set<uint32_t>> running_by_tenant_;
+  std::set<uint32_t> idle_;  // running jobs idle by their idle-reclaim rule, not yet acted on
   std::set<uint32_t> slow_;  // running jobs at least 1.25x faster on another of their models
   std::set<std::pair<TimeMs, uint32_t>> ends_;  // running jobs by estimated end
   std::vector<bool> node_up_;

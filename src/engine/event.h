@@ -19,6 +19,7 @@ enum class EventKind : uint8_t {
   kNodeLost,       // node: the node (and everything on it) is gone
   kNodeRecovered,  // node: back in service
   kTick,           // periodic re-evaluation (preemptive policies, time-based rules)
+  kUtilization,    // job + generation + value: the run's device utilization changed
 };
 
 struct Event {
@@ -27,6 +28,7 @@ struct Event {
   JobId job;
   uint32_t node = 0;        // CellState node index
   uint64_t generation = 0;  // the run an event of a job refers to
+  Milli value = 0;          // kUtilization: busy fraction of the run's devices, in milli
   uint64_t seq = 0;         // set by the queue
 };
 

@@ -38,6 +38,8 @@ std::string_view PendingReasonCode(PendingReason r) {
       return "BehindReservation";
     case PendingReason::kBackfillDepth:
       return "NotConsidered";
+    case PendingReason::kIdle:
+      return "IdleReclaimed";
     case PendingReason::kPreempted:
       return "Preempted";
     case PendingReason::kNodeLost:

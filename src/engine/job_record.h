@@ -53,6 +53,7 @@ enum class PendingReason : uint8_t {
   kPreempted,      // requeued after preemption
   kNodeLost,       // requeued after a node failure
   kBudget,         // its tenant's (or its burst rule's) budget for today would be exceeded
+  kIdle,           // requeued: its devices idled past an idle-reclaim rule's threshold
 };
 std::string_view PendingReasonCode(PendingReason r);
 
@@ -70,6 +71,8 @@ struct JobRecord {
   Milli device_milli = 0;  // device share of one run, all tasks together
 
   TimeMs submitted = 0;
+  // Its place in first-come order: the submission, or when an idle reclaim sent it to the back.
+  TimeMs arrival_order = 0;
   std::optional<TimeMs> first_start;
   TimeMs last_start = 0;
   std::optional<TimeMs> finished;
@@ -87,6 +90,10 @@ struct JobRecord {
   std::vector<Placement> placements;
   TopologyLevel level = TopologyLevel::kAny;
   uint64_t generation = 0;
+  // Since when the current run's devices have been idle by its idle-reclaim rule (reported
+  // utilization below the rule's threshold); whether the owner was notified of it.
+  std::optional<TimeMs> idle_since;
+  bool idle_noticed = false;
   bool borrowing = false;  // the run uses capacity beyond its tenant's guarantee
   // On a fleet of several clusters: why the current run's cluster was chosen (its score, the
   // other candidates, the clusters passed over and why).

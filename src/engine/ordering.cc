@@ -41,7 +41,7 @@ namespace {
 class FifoOrder final : public OrderingPolicy {
  public:
   std::string_view name() const override { return "fifo"; }
-  int64_t Key(const JobRecord& job, TimeMs) const override { return job.submitted; }
+  int64_t Key(const JobRecord& job, TimeMs) const override { return job.arrival_order; }
 };
 
 // Least attained service, discretised as in Tiresias (NSDI'19): jobs fall into queues by the

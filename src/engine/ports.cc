@@ -14,6 +14,8 @@ std::string_view DecisionKindName(DecisionKind k) {
       return "migrate";
     case DecisionKind::kFinish:
       return "finish";
+    case DecisionKind::kIdle:
+      return "idle";
     case DecisionKind::kFail:
       return "fail";
     case DecisionKind::kCancel:

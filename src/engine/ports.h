@@ -19,7 +19,8 @@ enum class DecisionKind : uint8_t {
   kMigrate,  // a running job moved to a faster device model (restarts from its checkpoint)
   kFinish,
   kFail,
-  kCancel
+  kCancel,
+  kIdle  // an idle-reclaim rule's notice: the run's devices idle past the rule's threshold
 };
 std::string_view DecisionKindName(DecisionKind k);
 

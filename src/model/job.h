@@ -57,6 +57,9 @@ struct GangRule {
   TopologyLevel prefer = TopologyLevel::kAny;
 };
 
+// The label every replica job of a service carries: the service's name.
+inline constexpr const char* kServiceLabel = "tessera.io/service";
+
 struct Job {
   std::string name;
   WorkloadClass job_class = WorkloadClass::kBatch;

@@ -33,9 +33,6 @@
 
 namespace tessera {
 
-// The label every replica job carries: the service's name.
-inline constexpr const char* kServiceLabel = "tessera.io/service";
-
 class ServiceDriver {
  public:
   // Drives the spec's services from time 0 until `horizon`, when every replica is cancelled.

@@ -46,6 +46,11 @@ void SimBackend::SetWork(JobId id, Millis work) {
   remaining_[id.value()] = static_cast<double>(work);
 }
 
+void SimBackend::SetIdleAfter(JobId id, Millis after) {
+  if (id.value() >= idle_after_.size()) idle_after_.resize(id.value() + 1, 0);
+  idle_after_[id.value()] = after;
+}
+
 double SimBackend::Rate(const JobRecord& job) const {
   double speed = kMilliPerUnit;
   bool any = false;
@@ -82,6 +87,15 @@ void SimBackend::Launch(const JobRecord& job, TimeMs now) {
   e.job = job.id;
   e.generation = job.generation;
   sink_.Post(e);
+  if (i < idle_after_.size() && idle_after_[i] > 0) {
+    Event idle;
+    idle.time = now + idle_after_[i];
+    idle.kind = EventKind::kUtilization;
+    idle.job = job.id;
+    idle.generation = job.generation;
+    idle.value = 0;
+    sink_.Post(idle);
+  }
 }
 
 void SimBackend::Stop(const JobRecord& job, TimeMs now) {

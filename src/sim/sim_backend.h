@@ -35,6 +35,8 @@ class SimBackend final : public Backend {
 
   // The true work of job `id` (ms on speed-1000 devices, placed inside one node).
   void SetWork(JobId id, Millis work);
+  // Each run of job `id` reports its devices idle (utilization 0) `after` ms in.
+  void SetIdleAfter(JobId id, Millis after);
   void Launch(const JobRecord& job, TimeMs now) override;
   void Stop(const JobRecord& job, TimeMs now) override;
 
@@ -46,8 +48,9 @@ class SimBackend final : public Backend {
   const Spec& spec_;
   const CellState* cell_;
   EventSink& sink_;
-  std::vector<double> remaining_;  // ms of work at speed 1000
-  std::vector<double> rate_;       // of the current run
+  std::vector<double> remaining_;   // ms of work at speed 1000
+  std::vector<double> rate_;        // of the current run
+  std::vector<Millis> idle_after_;  // 0: busy throughout
 };
 
 }  // namespace tessera

@@ -160,6 +160,7 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
       const TraceJob& tj = workload.jobs[next++];
       JobId id = engine.Submit(tj.job, *t);
       backend.SetWork(id, tj.work);
+      if (tj.idle_after > 0) backend.SetIdleAfter(id, tj.idle_after);
       tasks += static_cast<size_t>(engine.job(id).task_count);
     }
     while (!failures.empty() && failures.next_time() <= *t) {

@@ -51,7 +51,7 @@ Result<TraceJob> ParseLine(const Spec& spec, const json& o, const LineError& err
   TESSERA_RETURN_IF_ERROR(
       CheckKeys(o,
                 {"name", "submit", "work", "estimate", "class", "tenant", "priority", "preemptible",
-                 "checkpoint", "tasks", "gang", "labels"},
+                 "checkpoint", "tasks", "gang", "labels", "idle_after"},
                 "", err));
   TraceJob tj;
   Job& job = tj.job;
@@ -69,6 +69,12 @@ Result<TraceJob> ParseLine(const Spec& spec, const json& o, const LineError& err
     auto est = Seconds(o, "estimate", "", err, true);
     if (!est.ok()) return est.status();
     job.runtime = std::llround(*est * 1000);
+  }
+  if (o.contains("idle_after")) {
+    auto idle = Seconds(o, "idle_after", "", err, true);
+    if (!idle.ok()) return idle.status();
+    if (*idle <= 0) return err("idle_after", "expected a number of seconds > 0");
+    tj.idle_after = std::llround(*idle * 1000);
   }
   if (o.contains("class")) {
     auto c =

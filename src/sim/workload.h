@@ -18,6 +18,9 @@ namespace tessera {
 struct TraceJob {
   Job job;          // job.submit_time is the arrival
   Millis work = 0;  // run time on speed-1000 devices, placed tightly
+  // > 0: each run's devices go idle (utilization 0) this long after it starts — a notebook
+  // left open; idle-reclaim rules act on it.
+  Millis idle_after = 0;
 };
 
 struct Workload {

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "testutil/run_tessera.h"
 
@@ -280,6 +281,44 @@ TEST(SimRun, ReservationsHoldThroughoutTheDecisionLog) {
     }
   }
   EXPECT_GT(l40s_starts, 0);  // the check saw the held model in use
+  fs::remove_all(out);
+}
+
+TEST(SimRun, AnIdleNotebookIsReclaimedByTheExamplesRule) {
+  // examples/enterprise/policies.yaml: notebooks idle below 2% for 30 minutes are preempted.
+  // A notebook whose devices go idle 10 minutes into each run is requeued 40 minutes in, and
+  // again 40 minutes after each restart, until its work is done.
+  fs::path out = TempDir("idle");
+  fs::create_directories(out);
+  std::ofstream(out / "nb.jsonl")
+      << R"({"name":"nb","submit":0,"work":7200,"tenant":"ai-lab/applied/speech",)"
+      << R"("labels":{"workload":"notebook"},"idle_after":600,"checkpoint":60,)"
+      << R"("tasks":[{"count":1,"gpus":1}]})"
+      << "\n";
+  std::string text;
+  ASSERT_EQ(Tessera("sim run --fleet " + kSource + "/examples/enterprise --format jsonl " +
+                        "--workload " + (out / "nb.jsonl").string() + " --out " +
+                        (out / "run").string() + " --no-progress",
+                    &text),
+            0)
+      << text;
+  std::istringstream lines(Read(out / "run" / "fifo" / "decisions.jsonl"));
+  std::string line;
+  std::vector<double> requeues;
+  bool finished = false;
+  while (std::getline(lines, line)) {
+    json d = json::parse(line);
+    if (d["job"] != "nb") continue;
+    if (d["kind"] == "requeue") {
+      EXPECT_EQ(d["reason"].get<std::string>().rfind("idle-reclaim:reclaim-idle-notebooks", 0), 0u)
+          << line;
+      requeues.push_back(d["t_s"].get<double>());
+    }
+    finished = finished || d["kind"] == "finish";
+  }
+  ASSERT_GE(requeues.size(), 1u);
+  EXPECT_DOUBLE_EQ(requeues[0], 2400.0);
+  EXPECT_TRUE(finished);
   fs::remove_all(out);
 }
 
