@@ -107,6 +107,16 @@ double CostLedger::Projection(const Run& run) const {
 }
 
 void CostLedger::Roll(TimeMs now) {
+  // A run past its estimated end is still running: it is committed until midnight now.
+  while (!ends_.empty() && ends_.begin()->first <= now) {
+    Run& run = runs_.at(ends_.begin()->second);
+    ends_.erase(ends_.begin());
+    const double before = run.projected;
+    run.end = kNever;
+    run.projected = Projection(run);
+    for (size_t s : Slots(run.key, run.rate.elastic))
+      slots_[s].committed += run.projected - before;
+  }
   const int64_t day = DayOf(now);
   if (day == day_) return;
   day_ = day;
@@ -150,6 +160,7 @@ void CostLedger::Begin(uint64_t id, const BudgetKey& key, const RunRate& rate, T
   run.projected = Projection(run);
   for (size_t s : Slots(key, rate.elastic))
     slots_[s].committed += run.projected;
+  if (end != kNever) ends_.insert({end, id});
 }
 
 void CostLedger::End(uint64_t id, TimeMs now) {
@@ -158,6 +169,7 @@ void CostLedger::End(uint64_t id, TimeMs now) {
   Roll(now);
   Run run = std::move(it->second);
   runs_.erase(it);
+  ends_.erase({run.end, id});
   // Today's commitment: the projection gives way to what the run really spent today.
   const TimeMs today = day_ * kDay;
   const double spent_today =

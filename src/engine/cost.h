@@ -19,6 +19,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,7 +63,8 @@ class CostLedger {
 
   // Makes the budget slot of `key`'s burst rule, if it has one (before Check or BurstSpent).
   void Register(const BudgetKey& key);
-  // Starts a new day's commitments when `now` is past midnight (before Check or BurstSpent).
+  // Starts a new day's commitments when `now` is past midnight, and commits runs that outlived
+  // their estimate until midnight: they keep spending (before Check or BurstSpent).
   void Roll(TimeMs now);
   // Whether a run of `rate` starting at `now` and ending (by its estimate) at `end` fits the
   // budgets of `key`. `end` may be kNever.
@@ -112,6 +114,7 @@ class CostLedger {
   bool priced_ = false;                     // any cluster declares a price
   int64_t day_ = 0;
   std::map<uint64_t, Run> runs_;
+  std::set<std::pair<TimeMs, uint64_t>> ends_;  // (estimated end, run) of runs with an estimate
   std::vector<Slot> slots_;
   std::vector<std::optional<size_t>> tenant_slot_;             // by tenant
   std::map<std::pair<int32_t, uint32_t>, size_t> burst_slot_;  // (rule, tenant)

@@ -99,6 +99,26 @@ TEST_F(Budgets, ARunCostsDeviceHoursTimesThePriceByTenantClusterAndModel) {
   EXPECT_DOUBLE_EQ(ledger.budgets().at("org/a").max_day, 80.0);
 }
 
+TEST_F(Budgets, ARunPastItsEstimateIsCommittedUntilMidnight) {
+  // "long" (4 G1, estimated 2 h: 80 CNY) is still running at 3 h: it keeps spending, so it is
+  // committed until midnight (4 x 24 h x 10 = 960 CNY). "small" (4 G1 for 2 h, 80 CNY) then
+  // does not fit a's 1,000 a day and waits; when "long" ends at 5 h having spent 200, it starts.
+  JobId slow = h.Submit(Work("long", "org/a", 4, 2), 0);
+  h.RunUntil(0);
+  ASSERT_TRUE(h.engine->job(slow).running());
+  JobId small = h.Submit(Work("small", "org/a", 4, 2), 3 * kHour);
+  h.RunUntil(3 * kHour);
+  const JobRecord& waiting = h.engine->job(small);
+  EXPECT_EQ(waiting.reason, PendingReason::kBudget);
+  EXPECT_NE(waiting.detail.find("960 CNY committed today"), std::string::npos) << waiting.detail;
+  h.Finish(slow, 5 * kHour);
+  h.RunUntil(5 * kHour);
+  EXPECT_TRUE(h.engine->job(small).running()) << h.engine->job(small).detail;
+  h.Finish(small, 7 * kHour);
+  h.RunUntil(7 * kHour);
+  EXPECT_DOUBLE_EQ(h.engine->ledger().budgets().at("org/a").max_day, 280.0);
+}
+
 TEST_F(Budgets, ATenantWhoseBudgetIsCommittedWaitsUntilMidnight) {
   // Each job: 4 G1 for an estimated 10 hours = 400 CNY. a's budget is 1,000 a day: two jobs
   // commit 800, the third would bring it to 1,200 and waits — although ded has room. When the
