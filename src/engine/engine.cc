@@ -1427,8 +1427,7 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
     placed = attempt();
     (placed ? hi : lo) = mid;
   }
-  if (!placed || held != hi) {
-    if (placed) unplace(placed);
+  if (!placed) {  // the last probe (below hi) failed: back to the shortest prefix that placed it
     hold(hi);
     placed = attempt();
     if (!placed) {  // the same state placed it before; should the placer now disagree, give up
