@@ -371,6 +371,22 @@ TEST(SimRun, TheIsolatedBaselineKeepsEveryTeamOnItsAssignedCluster) {
   fs::remove_all(out);
 }
 
+TEST(SimRun, BadDaysAreRefusedBeforeAnythingRuns) {
+  fs::path out = TempDir("days");
+  const std::string run = "sim run --fleet " + kSource + "/examples/enterprise --out " +
+                          out.string() + " --no-progress ";
+  for (const std::string& bad :
+       {std::string("--format synthetic --days 0"), std::string("--format synthetic --days 400"),
+        std::string("--format synthetic --days -1"),
+        std::string("--format synthetic --days 2 --jobs 10"),
+        "--format jsonl --workload " + kSource + "/examples/workloads/small.jsonl --days 1"}) {
+    std::string text;
+    EXPECT_NE(Tessera(run + bad, &text), 0) << bad;
+    EXPECT_NE(text.find("--days"), std::string::npos) << bad << ": " << text;
+    EXPECT_FALSE(fs::exists(out)) << bad;
+  }
+}
+
 TEST(SimRun, ProgressBarOnRequestAndNeverWithNoProgress) {
   fs::path out = TempDir("progress");
   std::string text;
