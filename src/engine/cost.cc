@@ -42,7 +42,7 @@ CostLedger::CostLedger(const Spec& spec, const CellState& cell) : spec_(spec), c
     if (!spec.tenants[t].budget_per_day) continue;
     tenant_slot_[t] = slots_.size();
     double per_day = static_cast<double>(*spec.tenants[t].budget_per_day) / kMilliPerUnit;
-    slots_.push_back({spec.tenants[t].path, per_day, 0});
+    slots_.push_back({spec.tenants[t].path, per_day, {}});
     budgets_[spec.tenants[t].path].per_day = per_day;
   }
 }
@@ -85,7 +85,7 @@ void CostLedger::Register(const BudgetKey& key) {
   double per_day =
       static_cast<double>(std::get<BurstRule>(rule.body).budget_per_day) / kMilliPerUnit;
   std::string name = "burst:" + rule.name + ":" + spec_.tenant(key.tenant).path;
-  slots_.push_back({name, per_day, 0});
+  slots_.push_back({name, per_day, {}});
   budgets_[name].per_day = per_day;
 }
 
@@ -100,10 +100,25 @@ std::vector<size_t> CostLedger::Slots(const BudgetKey& key, bool elastic) const 
   return out;
 }
 
-double CostLedger::Projection(const Run& run) const {
+CostLedger::Projection CostLedger::Project(const Run& run) const {
+  Projection p;
   const TimeMs from = std::max(run.start, day_ * kDay);
-  const TimeMs to = std::min(run.end, (day_ + 1) * kDay);
-  return to > from ? run.rate.per_hour * static_cast<double>(to - from) / kHour : 0.0;
+  const TimeMs end = run.end == kNever ? (day_ + 1) * kDay : run.end;
+  p.first_day = DayOf(from);
+  for (TimeMs t = from; t < end;) {
+    const TimeMs to = std::min(end, (DayOf(t) + 1) * kDay);
+    p.by_day.push_back(run.rate.per_hour * static_cast<double>(to - t) / kHour);
+    t = to;
+  }
+  return p;
+}
+
+void CostLedger::Commit(const Run& run, double sign) {
+  for (size_t s : Slots(run.key, run.rate.elastic)) {
+    for (size_t k = 0; k < run.projected.by_day.size(); ++k)
+      slots_[s].committed[run.projected.first_day + static_cast<int64_t>(k)] +=
+          sign * run.projected.by_day[k];
+  }
 }
 
 void CostLedger::Roll(TimeMs now) {
@@ -111,34 +126,41 @@ void CostLedger::Roll(TimeMs now) {
   while (!ends_.empty() && ends_.begin()->first <= now) {
     Run& run = runs_.at(ends_.begin()->second);
     ends_.erase(ends_.begin());
-    const double before = run.projected;
+    Commit(run, -1);
     run.end = kNever;
-    run.projected = Projection(run);
-    for (size_t s : Slots(run.key, run.rate.elastic))
-      slots_[s].committed += run.projected - before;
+    run.projected = Project(run);
+    Commit(run, +1);
   }
   const int64_t day = DayOf(now);
   if (day == day_) return;
+  // A new day: the runs without an estimate are committed until the next midnight.
   day_ = day;
   for (Slot& s : slots_)
-    s.committed = 0;
+    s.committed.clear();
   for (auto& [id, run] : runs_) {
-    run.projected = Projection(run);
-    for (size_t s : Slots(run.key, run.rate.elastic))
-      slots_[s].committed += run.projected;
+    run.projected = Project(run);
+    Commit(run, +1);
   }
 }
 
 BudgetVerdict CostLedger::Check(const BudgetKey& key, const RunRate& rate, TimeMs now,
                                 TimeMs end) const {
-  Run run{key, rate, now, end, 0};
-  const double adds = Projection(run);
+  Run run{key, rate, now, end, {}};
+  const Projection adds = Project(run);
   for (size_t s : Slots(key, rate.elastic)) {
     const Slot& slot = slots_[s];
-    if (slot.committed + adds <= slot.per_day + 1e-9) continue;
-    return {false, fmt::format("{}: budget {}/day; {} committed today, this run adds {}", slot.name,
-                               Money(slot.per_day, spec_.currency),
-                               Money(slot.committed, spec_.currency), Money(adds, spec_.currency))};
+    for (size_t k = 0; k < adds.by_day.size(); ++k) {
+      const int64_t day = adds.first_day + static_cast<int64_t>(k);
+      const double committed = slot.On(day);
+      if (committed + adds.by_day[k] <= slot.per_day + 1e-9) continue;
+      const std::string when = day == day_       ? "today"
+                               : day == day_ + 1 ? "for tomorrow"
+                                                 : fmt::format("for {} days from now", day - day_);
+      return {false,
+              fmt::format("{}: budget {}/day; {} committed {}, this run adds {}", slot.name,
+                          Money(slot.per_day, spec_.currency), Money(committed, spec_.currency),
+                          when, Money(adds.by_day[k], spec_.currency))};
+    }
   }
   return {};
 }
@@ -147,7 +169,7 @@ bool CostLedger::BurstSpent(const BudgetKey& key) const {
   auto it = burst_slot_.find({key.burst_rule, key.tenant.value()});
   if (it == burst_slot_.end()) return false;
   const Slot& slot = slots_[it->second];
-  return slot.committed >= slot.per_day;
+  return slot.On(day_) >= slot.per_day;
 }
 
 void CostLedger::Begin(uint64_t id, const BudgetKey& key, const RunRate& rate, TimeMs now,
@@ -156,10 +178,9 @@ void CostLedger::Begin(uint64_t id, const BudgetKey& key, const RunRate& rate, T
   Roll(now);
   Register(key);
   Run& run = runs_[id];
-  run = {key, rate, now, end, 0};
-  run.projected = Projection(run);
-  for (size_t s : Slots(key, rate.elastic))
-    slots_[s].committed += run.projected;
+  run = {key, rate, now, end, {}};
+  run.projected = Project(run);
+  Commit(run, +1);
   if (end != kNever) ends_.insert({end, id});
 }
 
@@ -170,13 +191,14 @@ void CostLedger::End(uint64_t id, TimeMs now) {
   Run run = std::move(it->second);
   runs_.erase(it);
   ends_.erase({run.end, id});
-  // Today's commitment: the projection gives way to what the run really spent today.
+  // The projection gives way to what the run really spent today.
   const TimeMs today = day_ * kDay;
   const double spent_today =
       run.rate.per_hour * static_cast<double>(now - std::max(run.start, today)) / kHour;
+  Commit(run, -1);
   const std::vector<size_t> slots = Slots(run.key, run.rate.elastic);
   for (size_t s : slots)
-    slots_[s].committed += std::max(0.0, spent_today) - run.projected;
+    slots_[s].committed[day_] += std::max(0.0, spent_today);
 
   const double hours = static_cast<double>(std::max<Millis>(0, now - run.start)) / kHour;
   const double cost = run.rate.per_hour * hours;

@@ -6,13 +6,15 @@
 // tenant (and every ancestor), project path, cluster and device model, and by calendar day
 // (UTC days of the engine clock) for the tenants and burst rules that have a budget.
 //
-// Budgets are enforced at admission, not by stopping work: a tenant's budget for today is
-// committed by what its runs already spent today plus what its running runs will spend until
-// their estimated end or midnight, whichever is first (until midnight without an estimate). A
-// new run is admitted only if its own cost until then fits in what is left, for the tenant
-// and every ancestor with a budget, and, on an elastic cluster, for its burst rule's budget
-// (kept per rule and tenant). A run that outlives its estimate spends beyond its projection;
-// that is counted when it stops.
+// Budgets are enforced at admission, not by stopping work. A budget's day is committed by
+// what its runs already spent that day plus what its running runs will spend in it, up to
+// their estimated end (a run without an estimate, or past it, until the coming midnight). A
+// new run is admitted only if its own cost fits what is left on every day until its estimated
+// end (today only, without an estimate), for the tenant and every ancestor with a budget,
+// and, on an elastic cluster, for its burst rule's budget (kept per rule and tenant). So a run
+// admitted at 23:00 for five hours cannot crowd out tomorrow's budget. Only runs that outlive
+// their estimate, or have none and run past midnight, can spend beyond a budget: nothing
+// running is stopped for money.
 //
 // Thread-safety: none; owned by the engine.
 #pragma once
@@ -91,21 +93,32 @@ class CostLedger {
   const std::map<std::string, BudgetUse>& budgets() const { return budgets_; }
 
  private:
+  // What a run will spend on each day from `first_day` on (counted in those days' commitments).
+  struct Projection {
+    int64_t first_day = 0;
+    std::vector<double> by_day;
+  };
   struct Run {
     BudgetKey key;
     RunRate rate;
     TimeMs start = 0, end = 0;
-    double projected = 0;  // counted in today's commitments
+    Projection projected;
   };
   // Budget slots: a tenant with a budget, or a (burst rule, tenant) pair.
   struct Slot {
     std::string name;
     double per_day = 0;
-    double committed = 0;  // today
+    std::map<int64_t, double> committed;  // by day, today on
+    double On(int64_t day) const {
+      auto it = committed.find(day);
+      return it == committed.end() ? 0.0 : it->second;
+    }
   };
   // The slots a run of `key` is charged to (elastic: with its burst slot, once registered).
   std::vector<size_t> Slots(const BudgetKey& key, bool elastic) const;
-  double Projection(const Run& run) const;  // its cost within today
+  // Its cost on each day from today until its end (until midnight when it has none).
+  Projection Project(const Run& run) const;
+  void Commit(const Run& run, double sign);
 
   const Spec& spec_;
   const CellState& cell_;

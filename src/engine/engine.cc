@@ -74,17 +74,28 @@ struct Engine::CycleState {
   // cycle free capacity only shrinks and usage only grows (victims' release aside). Index 1
   // holds jobs whose elastic clusters are closed now (they see fewer clusters: their refusal
   // says nothing of a job that may burst), index 0 the others.
-  using Refusal = std::pair<PendingReason, std::string>;
+  struct Refusal {
+    PendingReason reason = PendingReason::kNone;
+    std::string detail;
+    Millis left = -1;  // the refused job's runtime still to run; -1: no estimate
+  };
   std::map<std::vector<uint32_t>, Refusal> refused[2];
   std::set<uint32_t> stopped;                     // jobs preempted in this cycle
   int32_t preemptions_failed = 0;                 // searches for victims that found none
   std::set<std::vector<uint32_t>> no_victims[2];  // as `refused`: preemption found no room
 
-  // The refusal that applies to a job of this signature: its own kind's, or (while elastic
-  // clusters are closed to it) a bursting job's.
-  const Refusal* Refused(const std::vector<uint32_t>& signature, bool closed) const {
-    for (int i = closed ? 1 : 0; i >= 0; --i)
-      if (auto it = refused[i].find(signature); it != refused[i].end()) return &it->second;
+  // The refusal that applies to a job of this signature that has `left` to run: its own
+  // kind's, or (while elastic clusters are closed to it) a bursting job's. A budget refusal
+  // speaks only for jobs that would run at least as long (and so cost as much each day).
+  const Refusal* Refused(const std::vector<uint32_t>& signature, bool closed, Millis left) const {
+    for (int i = closed ? 1 : 0; i >= 0; --i) {
+      auto it = refused[i].find(signature);
+      if (it == refused[i].end()) continue;
+      const Refusal& r = it->second;
+      if (r.reason == PendingReason::kBudget && !(r.left < 0 ? left < 0 : left >= r.left))
+        return nullptr;
+      return &r;
+    }
     return nullptr;
   }
   bool NoVictims(const std::vector<uint32_t>& signature, bool closed) const {
@@ -514,10 +525,11 @@ void Engine::PlacePending(CycleState& cs) {
       break;
     }
     const Compiled& c = *compiled_[j.id.value()];
-    if (const CycleState::Refusal* r = cs.Refused(c.signature, ElasticClosed(j, c, cs.now));
-        r && r->first == PendingReason::kResources) {
+    if (const CycleState::Refusal* r =
+            cs.Refused(c.signature, ElasticClosed(j, c, cs.now), RuntimeLeft(j));
+        r && r->reason == PendingReason::kResources) {
       j.reason = PendingReason::kResources;
-      j.detail = r->second;
+      j.detail = r->detail;
       continue;
     }
     enum class Pass { kOrder, kBeforeShadow, kInExtra } pass = Pass::kOrder;
@@ -700,10 +712,13 @@ const GangRequest& Engine::Variant(Compiled& c, ModelMask mask, uint32_t scope) 
 }
 
 Milli Engine::RunSpeed(const JobRecord& j) const {
-  const Compiled& c = *compiled_[j.id.value()];
+  return SpeedOn(*compiled_[j.id.value()], j.placements);
+}
+
+Milli Engine::SpeedOn(const Compiled& c, const std::vector<Placement>& placements) const {
   Milli speed = 0;
   bool any = false;
-  for (const Placement& p : j.placements) {
+  for (const Placement& p : placements) {
     auto devices = cell_.devices(p.node);
     for (const DeviceUse& u : p.devices) {
       Milli s = c.speed_of[devices[u.index].model];
@@ -717,9 +732,9 @@ Milli Engine::RunSpeed(const JobRecord& j) const {
 bool Engine::TryStart(JobRecord& j, CycleState& cs) {
   const Compiled& c = *compiled_[j.id.value()];
   const bool waiting = ElasticClosed(j, c, cs.now);
-  if (const CycleState::Refusal* r = cs.Refused(c.signature, waiting)) {
-    j.reason = r->first;
-    j.detail = r->second;
+  if (const CycleState::Refusal* r = cs.Refused(c.signature, waiting, RuntimeLeft(j))) {
+    j.reason = r->reason;
+    j.detail = r->detail;
     return false;
   }
   ++counters_.placements_tried;
@@ -745,7 +760,8 @@ bool Engine::TryStart(JobRecord& j, CycleState& cs) {
     budget_tick_ = NextMidnight(cs.now);
     PostAt(EventKind::kTick, budget_tick_, {}, 0);
   }
-  cs.refused[waiting ? 1 : 0].emplace(c.signature, std::make_pair(j.reason, j.detail));
+  cs.refused[waiting ? 1 : 0].emplace(c.signature,
+                                      CycleState::Refusal{j.reason, j.detail, RuntimeLeft(j)});
   return false;
 }
 
@@ -760,7 +776,7 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
     return std::nullopt;
   }
   std::vector<ModelMask> masks;
-  bool mixed_last = false;
+  bool mixed_last = false;  // the last mask is tried only when every other is infeasible
   if (ordering_.speed_aware() && c.by_speed.size() > 1) {
     for (uint16_t m : cs.contended ? ByAdvantage(c) : c.by_speed)
       if ((mine >> m) & 1) masks.push_back(ModelMask{1} << m);
@@ -772,13 +788,14 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
       mixed_last = true;
     }
   } else {
-    masks.push_back(mine);
+    mixed_last = AgnosticMasks(j, c, mine, &masks);
   }
+  const size_t last_resort = mixed_last ? masks.size() - 1 : masks.size();
   bool all_infeasible = true;
   std::string detail;
   for (size_t i = 0; i < masks.size(); ++i) {
     ModelMask mask = masks[i];
-    if (mixed_last && i + 1 == masks.size() && !all_infeasible) break;
+    if (i == last_resort && !all_infeasible) continue;
     if (c.mask != 0 && std::has_single_bit(mask)) {
       size_t m = static_cast<size_t>(std::countr_zero(mask));
       QuotaVerdict pre = quotas_.Check(j.job.tenant, RequestPerModel(j, m));
@@ -806,7 +823,7 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
       QuotaVerdict v = quotas_.Check(j.job.tenant, PerModel(r.placements));
       if (v.ok) {
         BudgetVerdict b = ledger_.Check(BudgetKeyOf(j, c), ledger_.Rate(r.placements), cs.now,
-                                        EstimatedEnd(j, cs.now));
+                                        EstimatedEnd(j, cs.now, SpeedOn(c, r.placements)));
         if (b.ok) {
           j.borrowing = v.borrowing;
           return r;
@@ -841,6 +858,34 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
   if (all_infeasible) MarkInfeasible(j);
   j.detail = detail;
   return std::nullopt;
+}
+
+// An agnostic job's models in the order to try them: first those on which its tenant stays
+// within its own guarantee, then those on which the quota admits the whole job (borrowing),
+// last all of them (for a gang that may split across models, or to tell a job that fits
+// nowhere from one the quota keeps off the models where it would fit). Asking the quota
+// before the placer keeps a job from landing on a model the lending pool then refuses while
+// the models it may use fill up. True when the last mask is to be tried only if every other
+// was infeasible.
+bool Engine::AgnosticMasks(const JobRecord& j, const Compiled& c, ModelMask mine,
+                           std::vector<ModelMask>* masks) const {
+  if (c.mask == 0 || std::popcount(mine) < 2) {
+    masks->push_back(mine);
+    return false;
+  }
+  const QuotaRoom room = QuotaRoomFor(j, c, mine);
+  ModelMask own = 0;
+  for (size_t m = 0; m < cell_.model_count(); ++m)
+    if (((room.whole >> m) & 1) && quotas_.WithinGuarantee(j.job.tenant, RequestPerModel(j, m)))
+      own |= ModelMask{1} << m;
+  if (own != 0 && own != room.whole) masks->push_back(own);
+  if (room.whole != 0) masks->push_back(room.whole);
+  if (room.whole == mine) return false;
+  masks->push_back(mine);
+  int32_t tasks = 0;
+  for (const GangGroup& g : c.gang.groups)
+    tasks += g.count;
+  return masks->size() > 1 && tasks == 1;
 }
 
 std::vector<Milli> Engine::PerModel(const std::vector<Placement>& placements) const {
@@ -910,7 +955,7 @@ void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs n
   j.idle_noticed = false;
   j.last_start = now;
   if (!j.first_start) j.first_start = now;
-  j.estimated_end = EstimatedEnd(j, now);
+  j.estimated_end = EstimatedEnd(j, now, RunSpeed(j));
   quotas_.Charge(j.job.tenant, PerModel(j.placements));
   for (const Placement& p : j.placements) {
     AdjustFree(p.node, p, -1);
@@ -932,9 +977,17 @@ void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs n
   LogDecision(DecisionKind::kStart, j, std::move(reason), now, std::move(nodes));
 }
 
-TimeMs Engine::EstimatedEnd(const JobRecord& j, TimeMs now) const {
-  if (!j.job.runtime) return kNever;
-  return now + std::max<Millis>(1000, *j.job.runtime - j.kept_ms);
+Millis Engine::RuntimeLeft(const JobRecord& j) {
+  return j.job.runtime ? std::max<Millis>(0, *j.job.runtime - j.kept_ms) : -1;
+}
+
+TimeMs Engine::EstimatedEnd(const JobRecord& j, TimeMs now, Milli speed) const {
+  Millis left = RuntimeLeft(j);
+  if (left < 0) return kNever;
+  // The declared runtime is on the reference device (speed 1000): a run on a model at 0.6 takes
+  // 1/0.6 as long, one at 1.9 about half as long.
+  if (speed > 0) left = left * kMilliPerUnit / speed;
+  return now + std::max<Millis>(1000, left);
 }
 
 void Engine::AdjustFree(uint32_t node, const Placement& p, int sign) {

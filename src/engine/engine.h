@@ -147,6 +147,10 @@ class Engine final : public EventSink {
   // One pass: `reclaim` = 0 for the first, the models reclaimed for the second; `holds` for
   // the third, the reservation holds whose borrowers an owner takes its devices back from.
   bool PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_t holds = 0);
+  // An agnostic job's model masks in the order the placer tries them (guaranteed, admitted,
+  // all); true when the last is for telling infeasible jobs apart only.
+  bool AgnosticMasks(const JobRecord& j, const Compiled& c, ModelMask mine,
+                     std::vector<ModelMask>* masks) const;
   // What the tenant's quota admits of the job now, on the models of `mask`.
   QuotaRoom QuotaRoomFor(const JobRecord& j, const Compiled& c, ModelMask mask) const;
   // Whether a cluster the job may use now has its device count free on `mask`; `freed`, when
@@ -164,6 +168,8 @@ class Engine final : public EventSink {
   void ReclaimIdle(TimeMs now);
   // The speed of the job's current run: its slowest task's device model.
   Milli RunSpeed(const JobRecord& j) const;
+  // The speed of a run on `placements` (0 when it holds no devices).
+  Milli SpeedOn(const Compiled& c, const std::vector<Placement>& placements) const;
   void JoinSpeedPool(const JobRecord& j, int sign);
   // Adds the job to (or removes it from) the running set and, for heterogeneity-aware
   // policies, the set of runs that another model would speed up.
@@ -200,7 +206,10 @@ class Engine final : public EventSink {
   // a preemptible borrower of those reservation holds.
   bool MayPreempt(const JobRecord& preemptor, const JobRecord& victim, ModelMask reclaim,
                   TimeMs now, uint64_t holds = 0) const;
-  TimeMs EstimatedEnd(const JobRecord& j, TimeMs now) const;
+  // When a run started at `now` at `speed` (of 1000) should end by the job's declared runtime.
+  TimeMs EstimatedEnd(const JobRecord& j, TimeMs now, Milli speed) const;
+  // The declared runtime the job has still to run (reference-device time); -1 without one.
+  static Millis RuntimeLeft(const JobRecord& j);
   void ScheduleTick(TimeMs now);
   void Record(const JobRecord& j) { store_.PutJob(j); }
   // Appends one line to the store's decision log (`nodes`: a start's distinct nodes).

@@ -193,6 +193,7 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
     double slowdown = 0;
     size_t count = 0;
     std::vector<double> jct, queue;
+    std::map<std::string, std::vector<double>> queue_by_class;
     double device_ms = 0;  // device time of every run, restarts included
   };
   std::map<std::string, PerTenant> per_tenant;
@@ -224,6 +225,7 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
       ++pt.count;
       pt.jct.push_back(c);
       pt.queue.push_back(q);
+      pt.queue_by_class[cls].push_back(q);
     } else if (j.state == JobState::kFailed) {
       ++failed;
     } else if (j.state == JobState::kCancelled) {
@@ -263,11 +265,15 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
   }
   m["per_class"] = classes;
   json tenants = json::object();
-  for (const auto& [path, pt] : per_tenant) {
+  for (auto& [path, pt] : per_tenant) {
+    json by_class = json::object();
+    for (auto& [cls, q] : pt.queue_by_class)
+      by_class[cls] = Summary(q);
     tenants[path] = {
         {"completed", pt.count},
         {"jct_s", Summary(pt.jct)},
         {"queue_s", Summary(pt.queue)},
+        {"queue_s_by_class", by_class},
         {"mean_slowdown",
          pt.count ? json(Round3(pt.slowdown / static_cast<double>(pt.count))) : json(nullptr)},
         {"gpu_hours", Round3(pt.device_ms / 3.6e6)}};

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "engine/engine.h"
 #include "engine/engine_testutil.h"
@@ -150,6 +151,27 @@ TEST_F(Budgets, ATenantWhoseBudgetIsCommittedWaitsUntilMidnight) {
   EXPECT_DOUBLE_EQ(h.engine->ledger().budgets().at("org/a").by_day.at(1), 400.0);
 }
 
+TEST_F(Budgets, ARunIsAdmittedOnlyIfTomorrowsBudgetHoldsItToo) {
+  // "long" (2 G1, estimated 40 h) commits 480 CNY today and 320 tomorrow. At 20:00 "evening"
+  // (4 G1 for 28 h) would add 160 today (640 in all: fine) but 960 tomorrow (1,280 of a's
+  // 1,000): it waits, naming tomorrow, though ded has room and today's budget would hold it.
+  JobId long_run = h.Submit(Work("long", "org/a", 2, 40), 0);
+  h.RunUntil(0);
+  ASSERT_TRUE(h.engine->job(long_run).running());
+  JobId evening = h.Submit(Work("evening", "org/a", 4, 28), 20 * kHour);
+  h.RunUntil(20 * kHour);
+  const JobRecord& waiting = h.engine->job(evening);
+  EXPECT_EQ(waiting.reason, PendingReason::kBudget);
+  EXPECT_NE(waiting.detail.find("org/a: budget 1000 CNY/day; 320 CNY committed for tomorrow, "
+                                "this run adds 960 CNY"),
+            std::string::npos)
+      << waiting.detail;
+  // A shorter one that ends by 04:00 tomorrow fits both days (160 + 80): it runs.
+  JobId shorter = h.Submit(Work("shorter", "org/a", 4, 6), 20 * kHour + kSec);
+  h.RunUntil(20 * kHour + kSec);
+  EXPECT_TRUE(h.engine->job(shorter).running()) << h.engine->job(shorter).detail;
+}
+
 TEST_F(Budgets, AParentsBudgetCapsItsChildrenTogether) {
   // b has no budget of its own, but org's 1,500 covers a and b together: a commits 800, b
   // 400 more (1,200); b's next 400 would bring org to 1,600 and waits, named after org.
@@ -209,6 +231,46 @@ TEST_F(Budgets, ASpentBurstBudgetIsWhyTheCloudIsPassedOver) {
                                 "committed for t today)"),
             std::string::npos)
       << waiting.detail;
+}
+
+// The same fleet with a second, slower model: S runs every class at half the reference speed.
+const std::string kSlowModel = R"(currency: CNY
+deviceModels:
+  - {name: S, kind: gpu, vendor: nvidia, memory: 24Gi, speed: 0.5}
+regions:
+  - name: r
+clusters:
+  - name: old
+    region: r
+    tier: dedicated
+    prices: {S: 10}
+    nodeGroups:
+      - {name: n, count: 4, cpu: 64, memory: 512Gi, devices: {model: S, count: 4}}
+tenants:
+  - {name: a, budgetPerDay: 1000}
+)";
+
+TEST(BudgetProjection, ARunOnASlowerModelIsCommittedForItsLongerRun) {
+  // Each job: 4 S for an estimated 6 hours on the reference device; S runs at half its speed,
+  // so a run takes 12 hours and commits 4 x 12 x 10 = 480 CNY, not 240. Two fit a's 1,000 a
+  // day; the third would bring it to 1,440 and waits, though the cluster has room.
+  Harness h("fifo", /*backfill=*/true, kSlowModel);
+  std::vector<JobId> ids;
+  for (int i = 0; i < 3; ++i) {
+    Job j = MakeJob(h.spec, "j" + std::to_string(i), 4, 6 * kHour);
+    j.task_groups[0].request.devices.models.clear();  // any model: S
+    j.tenant = *h.spec.FindTenant("a");
+    ids.push_back(h.Submit(j, 0));
+  }
+  h.RunUntil(0);
+  EXPECT_TRUE(h.engine->job(ids[0]).running());
+  EXPECT_TRUE(h.engine->job(ids[1]).running());
+  const JobRecord& waiting = h.engine->job(ids[2]);
+  EXPECT_EQ(waiting.reason, PendingReason::kBudget);
+  EXPECT_NE(waiting.detail.find("960 CNY committed today, this run adds 480 CNY"),
+            std::string::npos)
+      << waiting.detail;
+  EXPECT_EQ(h.engine->job(ids[0]).estimated_end, 12 * kHour);
 }
 
 }  // namespace

@@ -83,6 +83,51 @@ TEST(Governance, BorrowedCapacityIsReclaimedWhenItsOwnerNeedsIt) {
   EXPECT_EQ(h.engine->job(as[5]).state, JobState::kRunning);
 }
 
+// Two models in one cluster: F (fast, b's guarantee) and S (a's). a may borrow F from b.
+const std::string kTwoModels = R"(deviceModels:
+  - {name: F, kind: gpu, vendor: nvidia, memory: 80Gi, speed: 2.0}
+  - {name: S, kind: gpu, vendor: nvidia, memory: 24Gi}
+regions:
+  - name: r
+clusters:
+  - name: c
+    region: r
+    tier: dedicated
+    nodeGroups:
+      - {name: f, count: 1, cpu: 64, memory: 512Gi, devices: {model: F, count: 4}}
+      - {name: s, count: 1, cpu: 64, memory: 512Gi, devices: {model: S, count: 4}}
+tenants:
+  - name: org
+    quotas: {F: {guaranteed: 4}, S: {guaranteed: 4}}
+    children:
+      - name: a
+        quotas: {S: {guaranteed: 4}, F: {guaranteed: 0, limit: 4}}
+      - name: b
+        quotas: {F: {guaranteed: 4}}
+)";
+
+TEST(Governance, AnAgnosticJobUsesItsOwnGuaranteeBeforeBorrowing) {
+  // Left to itself the best-fit placer packs the first node, F's; but F is b's guarantee,
+  // which a may only borrow (and lose to reclaim). a's jobs accept any model: the quota is
+  // asked before the placer, so the first four run on S, a's own, and none borrows. The fifth
+  // finds S full and borrows F.
+  Harness h("fifo", /*backfill=*/true, kTwoModels);
+  const TenantId a = *h.spec.FindTenant("org/a");
+  std::vector<JobId> as;
+  for (int i = 0; i < 5; ++i) {
+    Job j = TenantJob(h, "a" + std::to_string(i), "org/a", 1, 1000 * kSec);
+    j.task_groups[0].request.devices.models.clear();  // any model
+    as.push_back(h.Submit(j, i));
+  }
+  h.RunUntil(10 * kSec);
+  const size_t f = 0, s = 1;
+  EXPECT_EQ(h.engine->quotas().usage(a, s), 4000);
+  EXPECT_EQ(h.engine->quotas().usage(a, f), 1000);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_FALSE(h.engine->job(as[i]).borrowing) << i;
+  EXPECT_TRUE(h.engine->job(as[4]).borrowing);
+}
+
 TEST(Governance, ATenantWithinItsGuaranteeNeverWaitsForBorrowers) {
   Harness h("fifo", /*backfill=*/true, kTwoTeams);
   // a fills the whole fleet: 4 guaranteed plus 2 borrowed (its limit), and b's 2 stay free.
