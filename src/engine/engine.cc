@@ -122,6 +122,7 @@ Engine::Engine(const Spec& spec, CellState cell, Scorer& scorer, const OrderingP
       holds_(spec, cell_) {
   node_up_.assign(cell_.node_count(), true);
   free_by_model_.assign(cell_.model_count(), 0);
+  allocated_by_model_.assign(cell_.model_count(), 0);
   model_present_.assign(cell_.model_count(), false);
   speed_pool_.assign(cell_.model_count(), {0, 0});
   for (uint32_t n = 0; n < cell_.node_count(); ++n) {
@@ -991,8 +992,10 @@ TimeMs Engine::EstimatedEnd(const JobRecord& j, TimeMs now, Milli speed) const {
 }
 
 void Engine::AdjustFree(uint32_t node, const Placement& p, int sign) {
-  if (!node_up_[node]) return;
   auto devices = cell_.devices(node);
+  for (const DeviceUse& u : p.devices)
+    allocated_by_model_[devices[u.index].model] -= sign * u.milli;
+  if (!node_up_[node]) return;
   for (const DeviceUse& u : p.devices)
     free_by_model_[devices[u.index].model] += sign * u.milli;
   if (multi_cluster_) summaries_.Touch(node);

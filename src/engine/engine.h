@@ -116,6 +116,8 @@ class Engine final : public EventSink {
   const Spec& spec() const { return spec_; }
   // Device milli allocated right now, and the healthy capacity.
   Milli allocated_milli() const { return allocated_milli_; }
+  // Milli-devices of each model held by running jobs.
+  const std::vector<Milli>& allocated_by_model() const { return allocated_by_model_; }
   Milli healthy_capacity_milli() const { return healthy_milli_; }
   bool node_up(uint32_t node) const { return node_up_[node]; }
 
@@ -271,7 +273,8 @@ class Engine final : public EventSink {
   std::set<std::pair<TimeMs, uint32_t>> ends_;  // running jobs by estimated end
   std::vector<bool> node_up_;
   std::vector<Milli> free_by_model_;  // free milli on schedulable nodes
-  std::vector<bool> model_present_;   // the cell has devices of the model
+  std::vector<Milli> allocated_by_model_;
+  std::vector<bool> model_present_;  // the cell has devices of the model
   // By model: the sum of the speeds there of the jobs in the system that accept it, and
   // their number (heterogeneity-aware placement compares a job's speed with the mean).
   std::vector<std::pair<int64_t, int64_t>> speed_pool_;

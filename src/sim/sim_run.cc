@@ -49,6 +49,32 @@ json Percentiles(std::vector<double> v) {
   return out;
 }
 
+// The time-weighted allocated share of each model's devices over `window` ms, and of the GPUs
+// and NPUs together.
+json AllocationByModel(const Spec& spec, const std::vector<double>& area,
+                       const std::vector<Milli>& capacity, Millis window) {
+  json by_model = json::object();
+  double kind_area[2] = {0, 0}, kind_capacity[2] = {0, 0};
+  for (size_t m = 0; m < area.size(); ++m) {
+    if (capacity[m] == 0) continue;
+    const double cap = static_cast<double>(capacity[m]);
+    const double w = static_cast<double>(window);
+    by_model[spec.device_models[m].name] = {
+        {"devices", capacity[m] / kMilliPerUnit},
+        {"mean", window > 0 ? Round3(area[m] / (cap * w)) : 0.0}};
+    const DeviceKind kind = spec.device_models[m].kind;
+    if (kind == DeviceKind::kCpu) continue;
+    const int k = kind == DeviceKind::kNpu ? 1 : 0;
+    kind_area[k] += area[m];
+    kind_capacity[k] += cap * w;
+  }
+  auto share = [](double a, double c) { return c > 0 ? Round3(a / c) : 0.0; };
+  return {{"window_s", Round3(static_cast<double>(window) / 1000.0)},
+          {"gpu", share(kind_area[0], kind_capacity[0])},
+          {"npu", share(kind_area[1], kind_capacity[1])},
+          {"by_model", by_model}};
+}
+
 json Summary(std::vector<double> v) {
   json s = json::object();
   s["count"] = v.size();
@@ -118,6 +144,12 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
   TimeMs next_sample = first_arrival;
   TimeMs prev = first_arrival;
   double area_alloc = 0, area_healthy = 0;
+  // Allocation per device model over the arrival window (while the load is offered).
+  std::vector<double> area_model(engine.cell().model_count(), 0.0);
+  std::vector<Milli> capacity_model(engine.cell().model_count(), 0);
+  for (uint32_t node = 0; node < engine.cell().node_count(); ++node)
+    for (const DeviceSlot& d : engine.cell().devices(node))
+      capacity_model[d.model] += kMilliPerUnit;
   size_t next = 0, tasks = 0, ended_reported = 0;
   TimeMs last_end = first_arrival;
   // Services run from time 0 until the last arrival (a day when there are no jobs).
@@ -153,6 +185,11 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
       area_alloc += static_cast<double>(engine.allocated_milli()) * static_cast<double>(*t - prev);
       area_healthy +=
           static_cast<double>(engine.healthy_capacity_milli()) * static_cast<double>(*t - prev);
+    }
+    if (const TimeMs lo = std::max(prev, first_arrival), hi = std::min(*t, last_arrival); hi > lo) {
+      for (size_t m = 0; m < area_model.size(); ++m)
+        area_model[m] +=
+            static_cast<double>(engine.allocated_by_model()[m]) * static_cast<double>(hi - lo);
     }
     prev = *t;
     clock.Set(*t);
@@ -281,6 +318,8 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
   m["per_tenant"] = tenants;
   m["cdf"] = {{"jct_s", Percentiles(jct)}, {"queue_s", Percentiles(queue)}};
   m["gpu_alloc_ratio"] = {{"mean", area_healthy > 0 ? Round3(area_alloc / area_healthy) : 0.0}};
+  m["allocation"] =
+      AllocationByModel(spec, area_model, capacity_model, last_arrival - first_arrival);
   m["makespan_s"] = Round3(static_cast<double>(last_end - first_arrival) / 1000.0);
   m["preemptions"] = engine.counters().preemptions;
   m["requeues"] = engine.counters().requeues;

@@ -225,6 +225,26 @@ TEST(SimRun, EveryStartOnTheEnterpriseFleetSaysWhichClusterAndWhy) {
   EXPECT_GE(services["slo_attainment"].get<double>(), 0.99) << services.dump();
   for (const char* name : {"assistant-chat", "search-rerank", "assistant-sg", "creative-image-gen"})
     EXPECT_GT(services["per_service"][name]["replicas"]["max"].get<int>(), 0) << name;
+
+  // Allocation per model over the arrival window: every share within [0, 1], the GPUs' share
+  // their devices-weighted mean (the one NPU model is Ascend 910B: 1,280 of them).
+  json alloc = json::parse(Read(out / "fifo" / "metrics.json"))["allocation"];
+  EXPECT_GT(alloc["window_s"].get<double>(), 0);
+  double gpu_area = 0, gpus = 0;
+  for (const auto& [model, a] : alloc["by_model"].items()) {
+    const double mean = a["mean"], devices = a["devices"];
+    EXPECT_GE(mean, 0) << model;
+    EXPECT_LE(mean, 1) << model;
+    if (model == "Ascend910B") {
+      EXPECT_EQ(devices, 1280);
+      EXPECT_NEAR(alloc["npu"].get<double>(), mean, 1e-9);
+      continue;
+    }
+    gpu_area += devices * mean;
+    gpus += devices;
+  }
+  EXPECT_GT(alloc["gpu"].get<double>(), 0);
+  EXPECT_NEAR(alloc["gpu"].get<double>(), gpu_area / gpus, 0.002);
   fs::remove_all(out);
 }
 
