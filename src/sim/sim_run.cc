@@ -223,7 +223,8 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
   std::vector<double> jct, queue;
   struct PerClass {
     std::vector<double> jct, queue;
-    size_t completed = 0;
+    std::vector<double> queue_all;  // completed and never-finished jobs (waited until the end)
+    size_t completed = 0, unfinished = 0;
   };
   std::map<std::string, PerClass> per_class;
   struct PerTenant {
@@ -255,6 +256,7 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
       PerClass& pc = per_class[cls];
       pc.jct.push_back(c);
       pc.queue.push_back(q);
+      pc.queue_all.push_back(q);
       ++pc.completed;
       PerTenant& pt = per_tenant[spec.tenant(j.job.tenant).path];
       pt.slowdown += static_cast<double>(*j.finished - j.submitted) /
@@ -270,6 +272,11 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
     } else {
       ++unfinished;
       ++pending_reasons[std::string(PendingReasonCode(j.reason))];
+      // Its queueing delay is at least until it first ran, or until the run ended.
+      PerClass& pc = per_class[cls];
+      ++pc.unfinished;
+      pc.queue_all.push_back(
+          static_cast<double>(j.first_start.value_or(clock.Now()) - j.submitted) / 1000.0);
     }
   }
   // Jain's index over the tenants' mean slowdowns (time in the system / time running).
@@ -297,8 +304,11 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
   m["queue_s"] = Summary(queue);
   json classes = json::object();
   for (auto& [cls, pc] : per_class) {
-    classes[cls] = {
-        {"completed", pc.completed}, {"jct_s", Summary(pc.jct)}, {"queue_s", Summary(pc.queue)}};
+    classes[cls] = {{"completed", pc.completed},
+                    {"unfinished", pc.unfinished},
+                    {"jct_s", Summary(pc.jct)},
+                    {"queue_s", Summary(pc.queue)},
+                    {"queue_s_all", Summary(pc.queue_all)}};
   }
   m["per_class"] = classes;
   json tenants = json::object();

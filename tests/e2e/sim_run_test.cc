@@ -355,6 +355,16 @@ TEST(SimRun, TheIsolatedBaselineKeepsEveryTeamOnItsAssignedCluster) {
       << text;
   json m = json::parse(Read(out / "fifo" / "metrics.json"));
   EXPECT_EQ(m["baseline"], "isolated");
+  // Per class, the jobs that never finished are counted and their wait is in queue_s_all.
+  int64_t unfinished = 0;
+  for (const auto& [cls, pc] : m["per_class"].items()) {
+    unfinished += pc["unfinished"].get<int64_t>();
+    EXPECT_EQ(pc["queue_s_all"]["count"].get<int64_t>(),
+              pc["completed"].get<int64_t>() + pc["unfinished"].get<int64_t>())
+        << cls;
+    EXPECT_GE(pc["queue_s_all"]["mean"].get<double>(), 0) << cls;
+  }
+  EXPECT_EQ(unfinished, m["jobs"]["unfinished"].get<int64_t>());
   const json& assignment = m["assignment"];
   ASSERT_EQ(assignment.size(), 8u) << assignment.dump();  // the example's leaf tenants
   for (const auto& [tenant, classes] : assignment.items()) {
