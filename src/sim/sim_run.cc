@@ -381,6 +381,12 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
       line["class"] = std::string(WorkloadClassName(job.job_class));
       line["priority"] = job.priority;
       line["preemptible"] = engine.job(d.job).preemptible;
+      if (!job.datasets.empty()) {
+        json read = json::array();
+        for (DatasetId ds : job.datasets)
+          read.push_back(spec.datasets[ds.value()].name);
+        line["datasets"] = read;
+      }
       json devices = json::object();
       for (const auto& [model, milli] : d.devices)
         devices[spec.device_models[model].name] = Round3(static_cast<double>(milli) / 1000.0);

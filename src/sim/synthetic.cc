@@ -16,13 +16,20 @@
 // --days D the window is D days and jobs are drawn until their demand fills it (the arrival times
 // are then the order statistics of uniform draws over the window, so none falls outside it).
 // Tenants are drawn uniformly from the leaves of the tenant tree. Everything comes from one seeded
-// generator.
+// generator; then, on a fleet that declares datasets, a second stream of the same seed picks
+// what the jobs read: half the training and fine-tune jobs and a third of the batch and eval
+// jobs read one dataset drawn uniformly — kept only where its residency still leaves the job a
+// non-elastic cluster its policies allow, with a model of its kind its tenant's quota admits
+// (so residency constrains jobs without making them infeasible). Drawn last, it leaves every
+// other draw as it was.
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 
 #include "engine/quota.h"
+#include "sched/constraints.h"
 #include "sim/workload.h"
 
 namespace tessera {
@@ -136,6 +143,41 @@ double DrawJob(Rng& rng, const Universe& u, int64_t i, TraceJob& tj, Millis chec
   return demand;
 }
 
+// Whether the job, with its datasets, may still run somewhere: a non-elastic cluster its
+// constraints allow that has a model of the job's kind its tenant's quota admits.
+bool MayRunSomewhere(const Spec& spec, const QuotaTracker& quotas,
+                     const std::vector<ModelMask>& cluster_models, const Job& job) {
+  const JobConstraints constraints = CompileConstraints(spec, job);
+  const std::optional<DeviceKind> kind = job.task_groups.front().request.devices.kind;
+  for (size_t c = 0; c < spec.clusters.size(); ++c) {
+    if (constraints.verdicts[c] || spec.clusters[c].tier == ClusterTier::kElastic) continue;
+    for (ModelMask m = cluster_models[c]; m != 0; m &= m - 1) {
+      const auto model = static_cast<size_t>(std::countr_zero(m));
+      if ((!kind || spec.device_models[model].kind == *kind) &&
+          quotas.Limit(job.tenant, model) != 0)
+        return true;
+    }
+  }
+  return false;
+}
+
+void AssignDatasets(const Spec& spec, const QuotaTracker& quotas, uint64_t seed, Workload& w) {
+  if (spec.datasets.empty()) return;
+  std::vector<ModelMask> cluster_models(spec.clusters.size(), 0);
+  for (const Node& n : spec.nodes)
+    for (const Device& d : n.devices)
+      cluster_models[n.cluster.value()] |= ModelMask{1} << d.model.value();
+  SeededRng rng(seed ^ 0xda7a5e7ULL);
+  for (TraceJob& tj : w.jobs) {
+    Job& job = tj.job;
+    const bool trains =
+        job.job_class == WorkloadClass::kTraining || job.job_class == WorkloadClass::kFinetune;
+    if (rng.Uniform(6) >= (trains ? 3u : 2u)) continue;
+    job.datasets = {DatasetId(static_cast<uint32_t>(rng.Uniform(spec.datasets.size())))};
+    if (!MayRunSomewhere(spec, quotas, cluster_models, job)) job.datasets.clear();
+  }
+}
+
 }  // namespace
 
 Workload SyntheticWorkload(const Spec& spec, const ImportOptions& options) {
@@ -185,6 +227,7 @@ Workload SyntheticWorkload(const Spec& spec, const ImportOptions& options) {
     }
     char days[32];
     std::snprintf(days, sizeof days, "%g", options.days);
+    AssignDatasets(spec, quotas, options.seed, w);
     w.notes.push_back("synthetic: " + std::to_string(w.jobs.size()) + " jobs over " + days +
                       " days at load " + load + ", seed " + std::to_string(options.seed));
     return w;
@@ -202,6 +245,7 @@ Workload SyntheticWorkload(const Spec& spec, const ImportOptions& options) {
     tj.job.submit_time = std::llround(t);
     t += Exponential(rng) * mean_gap;
   }
+  AssignDatasets(spec, quotas, options.seed, w);
   w.notes.push_back("synthetic: " + std::to_string(options.jobs) + " jobs at load " + load +
                     ", seed " + std::to_string(options.seed));
   return w;

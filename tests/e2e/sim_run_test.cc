@@ -248,12 +248,22 @@ TEST(SimRun, EveryStartOnTheEnterpriseFleetSaysWhichClusterAndWhy) {
   fs::remove_all(out);
 }
 
-TEST(SimRun, ReservationsHoldThroughoutTheDecisionLog) {
+TEST(SimRun, ResidencyAndReservationsHoldThroughoutTheDecisionLog) {
   // The example's reservations, checked by replaying every start and stop of the decision
   // log: non-preemptible work other than critical inference never holds more than 256 - 64
   // L40S of east-serve (clusters-serving.yaml: 32 nodes x 8); work other than ai-lab/
   // foundation's training never holds more than 1,280 - 256 Ascend 910B in cn-west
-  // (clusters-west.yaml: 160 nodes x 8; that hold lends nothing).
+  // (clusters-west.yaml: 160 nodes x 8; that hold lends nothing). And every run of a job
+  // that reads a resident dataset (datasets.yaml) starts in a region its residency lists.
+  const std::map<std::string, std::set<std::string>> residency = {
+      {"customer-chats-east", {"cn-east"}},
+      {"ads-clicklogs", {"cn-south", "cn-east"}},
+      {"sg-user-queries", {"ap-southeast"}}};
+  const std::map<std::string, std::string> region = {
+      {"north-h800", "cn-north"},   {"north-a800", "cn-north"}, {"north-dev", "cn-north"},
+      {"west-ascend", "cn-west"},   {"west-shared", "cn-west"}, {"east-serve", "cn-east"},
+      {"south-shared", "cn-south"}, {"cloud-east", "cn-east"},  {"cloud-apse", "ap-southeast"}};
+  int resident_starts = 0;
   fs::path out = TempDir("holds");
   std::string text;
   ASSERT_EQ(Tessera("sim run --fleet " + kSource +
@@ -283,6 +293,13 @@ TEST(SimRun, ReservationsHoldThroughoutTheDecisionLog) {
         const bool owner = cls == "training" && tenant.rfind("ai-lab/foundation", 0) == 0;
         if (!owner) a = devices["Ascend910B"].get<double>();
       }
+      ASSERT_TRUE(region.count(cluster)) << line;
+      for (const auto& ds : d.value("datasets", json::array())) {
+        auto it = residency.find(ds.get<std::string>());
+        if (it == residency.end()) continue;
+        ++resident_starts;
+        EXPECT_TRUE(it->second.count(region.at(cluster))) << line;
+      }
       if (auto it = running.find(job); it != running.end()) {  // a new run replaces the old
         l40s -= it->second.first;
         ascend -= it->second.second;
@@ -300,7 +317,8 @@ TEST(SimRun, ReservationsHoldThroughoutTheDecisionLog) {
       running.erase(job);
     }
   }
-  EXPECT_GT(l40s_starts, 0);  // the check saw the held model in use
+  EXPECT_GT(l40s_starts, 0);       // the check saw the held model in use
+  EXPECT_GT(resident_starts, 10);  // and jobs bound by residency
   fs::remove_all(out);
 }
 

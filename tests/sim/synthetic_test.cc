@@ -1,6 +1,7 @@
 // The synthetic generator (docs/simulation.md#synthetic): --days spreads the arrivals over a
 // fixed window and draws as many jobs as the load implies; on a fleet of GPUs and NPUs jobs
-// ask for each kind in proportion to its device count; the same seed draws the same jobs.
+// ask for each kind in proportion to its device count; the same seed draws the same jobs; jobs
+// read datasets only where residency leaves them a cluster to run on.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -110,6 +111,80 @@ TEST(Synthetic, TheSameSeedDrawsTheSameJobsAndAnotherSeedOthers) {
   for (size_t i = 0; !differs && i < a.jobs.size(); ++i)
     differs = a.jobs[i].work != c.jobs[i].work;
   EXPECT_TRUE(differs);
+}
+
+// Two regions; dataset "local" may be processed in east only, "anywhere" has no residency.
+// East has GPUs only (G1), west GPUs and NPUs; tenant a has no quota on G1.
+Spec FleetWithDatasets() {
+  LoadResult loaded = LoadSpecTexts({{"fleet.yaml", R"(deviceModels:
+  - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
+  - {name: G2, kind: gpu, vendor: nvidia, memory: 80Gi}
+  - {name: N1, kind: npu, vendor: huawei, memory: 64Gi}
+regions:
+  - name: east
+  - name: west
+clusters:
+  - name: e
+    region: east
+    tier: dedicated
+    nodeGroups:
+      - {name: g, count: 4, cpu: 64, memory: 512Gi, devices: {model: G1, count: 8}}
+  - name: w
+    region: west
+    tier: dedicated
+    nodeGroups:
+      - {name: g, count: 4, cpu: 64, memory: 512Gi, devices: {model: G2, count: 8}}
+      - {name: n, count: 4, cpu: 64, memory: 512Gi, devices: {model: N1, count: 8}}
+datasets:
+  - {name: local, region: east, size: 1Ti, residency: [east]}
+  - {name: anywhere, region: west, size: 1Ti}
+tenants:
+  - name: a
+    quotas: {G1: {limit: 0}}
+  - name: b
+)"}});
+  EXPECT_TRUE(loaded.spec.has_value());
+  return std::move(*loaded.spec);
+}
+
+TEST(Synthetic, JobsReadDatasetsOnlyWhereTheirResidencyLeavesThemSomewhereToRun) {
+  Spec spec = FleetWithDatasets();
+  const DatasetId local = *spec.FindDataset("local");
+  ImportOptions o;
+  o.jobs = 3000;
+  Workload w = SyntheticWorkload(spec, o);
+  int reads = 0, trains = 0, train_reads = 0, local_reads = 0;
+  for (const TraceJob& tj : w.jobs) {
+    const Job& job = tj.job;
+    const bool training =
+        job.job_class == WorkloadClass::kTraining || job.job_class == WorkloadClass::kFinetune;
+    trains += training;
+    ASSERT_LE(job.datasets.size(), 1u);
+    if (job.datasets.empty()) continue;
+    ++reads;
+    train_reads += training;
+    if (job.datasets[0] != local) continue;
+    ++local_reads;
+    // east holds only G1: an NPU job, or one of tenant a (no G1 quota), cannot read "local".
+    EXPECT_EQ(job.task_groups[0].request.devices.kind, DeviceKind::kGpu) << job.name;
+    EXPECT_EQ(spec.tenant(job.tenant).path, "b") << job.name;
+  }
+  // Half the training and fine-tune jobs draw a dataset, one of two; every job may keep
+  // "anywhere", only b's GPU jobs "local": more than a quarter read one, fewer than half.
+  EXPECT_GT(train_reads, trains / 4);
+  EXPECT_LT(train_reads, trains / 2);
+  EXPECT_GT(local_reads, 50);
+  EXPECT_GT(reads, train_reads);
+  // The draws of everything else are those of a fleet without datasets.
+  Spec plain = FleetWithDatasets();
+  plain.datasets.clear();
+  Workload without = SyntheticWorkload(plain, o);
+  ASSERT_EQ(without.jobs.size(), w.jobs.size());
+  for (size_t i = 0; i < w.jobs.size(); ++i) {
+    EXPECT_EQ(without.jobs[i].job.submit_time, w.jobs[i].job.submit_time);
+    EXPECT_EQ(without.jobs[i].work, w.jobs[i].work);
+    EXPECT_TRUE(without.jobs[i].job.datasets.empty());
+  }
 }
 
 }  // namespace
