@@ -638,8 +638,6 @@ void Engine::MigrateToFasterModels(CycleState& cs) {
 
 void Engine::TrackRunning(const JobRecord& j, bool running) {
   const uint32_t id = j.id.value();
-  if (holds_.size())
-    holds_.Charge(j.placements, compiled_[id]->holds, j.preemptible, running ? 1 : -1);
   if (running_by_tenant_.size() <= j.job.tenant.value())
     running_by_tenant_.resize(j.job.tenant.value() + 1);
   if (!running) {
@@ -962,6 +960,7 @@ void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs n
     AdjustFree(p.node, p, -1);
   }
   allocated_milli_ += j.device_milli;
+  if (holds_.size()) holds_.Charge(j.placements, compiled_[j.id.value()]->holds, j.preemptible, 1);
   TrackRunning(j, true);
   if (j.estimated_end != kNever) ends_.insert({j.estimated_end, j.id.value()});
   ledger_.Begin(j.id.value(), BudgetKeyOf(j, *compiled_[j.id.value()]), ledger_.Rate(j.placements),
@@ -1084,11 +1083,31 @@ GangResult Engine::PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask
 }
 
 void Engine::ReleaseResources(JobRecord& j) {
+  ReleaseDevices(j);
+  ForgetRun(j);
+}
+
+void Engine::ReleaseDevices(const JobRecord& j) {
   for (const Placement& p : j.placements) {
     cell_.Release(p);
     AdjustFree(p.node, p, +1);
   }
   quotas_.Refund(j.job.tenant, PerModel(j.placements));
+  if (holds_.size()) holds_.Charge(j.placements, compiled_[j.id.value()]->holds, j.preemptible, -1);
+}
+
+void Engine::RetakeDevices(JobRecord& j) {
+  for (Placement& p : j.placements) {
+    p.node_version = cell_.node(p.node).version;
+    Status s = cell_.Commit(p);
+    CHECK(s.ok()) << "retaking the devices of " << j.job.name << ": " << s.ToString();
+    AdjustFree(p.node, p, -1);
+  }
+  quotas_.Charge(j.job.tenant, PerModel(j.placements));
+  if (holds_.size()) holds_.Charge(j.placements, compiled_[j.id.value()]->holds, j.preemptible, 1);
+}
+
+void Engine::ForgetRun(JobRecord& j) {
   allocated_milli_ -= j.device_milli;
   TrackRunning(j, false);
   if (j.estimated_end != kNever) ends_.erase({j.estimated_end, j.id.value()});
@@ -1429,25 +1448,18 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   // Candidates [0, held) are released; saved[i] is candidate i's placements.
   std::vector<std::vector<Placement>> saved;
   size_t held = 0;
+  // Trial releases free only what a placement consults (devices, free counts, summaries,
+  // quota); the victims finally chosen are then forgotten as running.
   auto restore = [&](size_t i) {
     JobRecord& v = jobs_[candidates[i].id];
     v.placements = saved[i];
-    for (Placement& p : v.placements) {
-      p.node_version = cell_.node(p.node).version;
-      Status s = cell_.Commit(p);
-      CHECK(s.ok()) << "restoring a preemption candidate: " << s.ToString();
-      AdjustFree(p.node, p, -1);
-    }
-    quotas_.Charge(v.job.tenant, PerModel(v.placements));
-    allocated_milli_ += v.device_milli;
-    TrackRunning(v, true);
-    if (v.estimated_end != kNever) ends_.insert({v.estimated_end, v.id.value()});
+    RetakeDevices(v);
   };
   auto hold = [&](size_t k) {  // release or restore until exactly the first k are released
     for (; held < k; ++held) {
       JobRecord& v = jobs_[candidates[held].id];
       if (saved.size() <= held) saved.push_back(v.placements);
-      ReleaseResources(v);
+      ReleaseDevices(v);
     }
     while (held > k)
       restore(--held);
@@ -1507,7 +1519,7 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
     if (!touches) {
       restore(i);
       if (quotas_.Check(j.job.tenant, PerModel(placed->placements)).ok) continue;
-      ReleaseResources(jobs_[released[i]]);
+      ReleaseDevices(jobs_[released[i]]);
     }
     victims.push_back(released[i]);
   }
@@ -1518,9 +1530,10 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
                         : reclaim                 ? "quota-reclaim"
                         : v.priority < j.priority ? "priority"
                                                   : std::string(ordering_.name());
-    // Resources are released already; finish the stop.
+    // Its devices are released already; finish the stop.
     backend_.Stop(v, cs.now);
     v.placements = saved[std::find(released.begin(), released.end(), id) - released.begin()];
+    ForgetRun(v);
     StopRun(v, cs.now, /*lose_since_checkpoint=*/true);
     v.state = JobState::kPending;
     v.reason = PendingReason::kPreempted;

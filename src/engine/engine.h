@@ -198,7 +198,13 @@ class Engine final : public EventSink {
   void StopRun(JobRecord& j, TimeMs now, bool keep_progress_from_checkpoint);
   void Requeue(JobRecord& j, TimeMs now, PendingReason why, DecisionKind kind, std::string reason);
   void Finish(JobRecord& j, TimeMs now, JobState end, DecisionKind kind, std::string reason);
-  void ReleaseResources(JobRecord& j);
+  void ReleaseResources(JobRecord& j);  // ReleaseDevices, then ForgetRun
+  // A run's devices (cell, free counts, summaries) and its quota charge: what a placement
+  // consults. Retake undoes it (a preemption's trial release).
+  void ReleaseDevices(const JobRecord& j);
+  void RetakeDevices(JobRecord& j);
+  // The run no longer counts as running (allocation, running sets, estimated ends).
+  void ForgetRun(JobRecord& j);
   std::vector<Milli> PerModel(const std::vector<Placement>& placements) const;
   std::vector<Milli> RequestPerModel(const JobRecord& j, size_t model) const;
   std::optional<Reservation> ComputeReservation(const JobRecord& head, TimeMs now) const;

@@ -1,8 +1,14 @@
 #include "sched/cluster_summary.h"
 
 #include <algorithm>
+#include <array>
 
 namespace tessera {
+namespace {
+
+constexpr size_t kMaxInPlace = 8;  // device models on one node updated in place
+
+}  // namespace
 
 ClusterSummaries::ClusterSummaries(const Spec& spec, const CellState& cell) : cell_(cell) {
   clusters_.resize(spec.clusters.size());
@@ -67,6 +73,46 @@ void ClusterSummaries::Touch(uint32_t node) {
     s.models |= cell_.node(node).models;
     ++s.nodes;
     if (!s.domain) s.domain = cell_.ClusterDomain(cell_.node(node).cluster);
+  }
+  // The common case — a commit or a release on a counted node that stays counted, with the
+  // same models healthy — changes values only: move them in place, no allocation.
+  Share& share = shares_[node];
+  const NodeState& n = cell_.node(node);
+  if (share.counted && n.schedulable && !n.retired) {
+    std::array<std::pair<uint16_t, Milli>, kMaxInPlace> now;
+    size_t count = 0;
+    bool same = true;
+    for (const DeviceSlot& d : cell_.devices(node)) {
+      if (!d.healthy) continue;
+      size_t i = 0;
+      while (i < count && now[i].first != d.model)
+        ++i;
+      if (i == count) {
+        if (count == kMaxInPlace || count >= share.free.size() ||
+            share.free[count].first != d.model) {
+          same = false;
+          break;
+        }
+        now[count++] = {d.model, 0};
+      }
+      now[i].second += d.free;
+    }
+    if (same && count == share.free.size()) {
+      Summary& s = clusters_[n.cluster];
+      auto move = [](std::multiset<Milli>& set, Milli from, Milli to) {
+        if (from == to) return;
+        auto handle = set.extract(set.find(from));
+        handle.value() = to;
+        set.insert(std::move(handle));
+      };
+      for (size_t i = 0; i < count; ++i) {
+        move(s.node_free[now[i].first], share.free[i].second, now[i].second);
+        share.free[i].second = now[i].second;
+      }
+      move(s.node_cpu, share.cpu, n.cpu_free);
+      share.cpu = n.cpu_free;
+      return;
+    }
   }
   Add(node, -1);
   Add(node, +1);
