@@ -644,6 +644,10 @@ void Engine::TrackRunning(const JobRecord& j, bool running) {
     running_.erase(id);
     slow_.erase(id);
     running_by_tenant_[j.job.tenant.value()].erase(id);
+    if (auto it = running_by_priority_.find(j.priority); it != running_by_priority_.end()) {
+      it->second.erase(id);
+      if (it->second.empty()) running_by_priority_.erase(it);
+    }
     if (j.preemptible) {
       auto it = preemptible_by_priority_.find(j.priority);
       if (it != preemptible_by_priority_.end()) {
@@ -655,6 +659,7 @@ void Engine::TrackRunning(const JobRecord& j, bool running) {
   }
   running_.insert(id);
   running_by_tenant_[j.job.tenant.value()].insert(id);
+  running_by_priority_[j.priority].insert(id);
   if (j.preemptible) preemptible_by_priority_[j.priority].insert(id);
   Compiled& c = *compiled_[id];
   c.run_speed = RunSpeed(j);
@@ -1219,6 +1224,11 @@ std::optional<Engine::Reservation> Engine::ComputeReservation(const JobRecord& h
 
 // ---- preemption ----
 
+const PreemptionRule* Engine::PreemptionRuleOf(const JobRecord& j) const {
+  std::vector<const PolicyRule*> rules = MatchingRules(spec_, RuleKind::kPreemption, j.job);
+  return rules.empty() ? nullptr : &std::get<PreemptionRule>(rules.front()->body);
+}
+
 bool Engine::MayPreempt(const JobRecord& preemptor, const JobRecord& victim, ModelMask reclaim,
                         TimeMs now, uint64_t holds) const {
   if (!victim.running() || victim.id == preemptor.id) return false;
@@ -1247,27 +1257,32 @@ bool Engine::MayPreempt(const JobRecord& preemptor, const JobRecord& victim, Mod
         !lower && ordering_.preemptive() && ordering_.Displaces(preemptor, victim, now);
     if (!lower && !displaced) return false;
   }
-  if (!victim.preemptible && !reclaimed) return false;
-  std::vector<const PolicyRule*> rules = MatchingRules(spec_, RuleKind::kPreemption, preemptor.job);
-  if (!rules.empty()) {
-    const auto& rule = std::get<PreemptionRule>(rules.front()->body);
-    if (!rule.allow && !reclaimed) return false;
-    if (!rule.victim_classes.empty() &&
-        std::find(rule.victim_classes.begin(), rule.victim_classes.end(), victim.job.job_class) ==
-            rule.victim_classes.end()) {
+  // The first matching preemption rule narrows who may be preempted (a reclaim of borrowed
+  // capacity ignores it, and `preemptible: false`: borrowed capacity is lent preemptibly).
+  const PreemptionRule* rule = PreemptionRuleOf(preemptor);
+  const bool preemptible_only = rule ? rule->victims_preemptible_only : true;
+  if (!victim.preemptible && !reclaimed && preemptible_only) return false;
+  if (rule) {
+    if (!rule->allow && !reclaimed) return false;
+    if (!rule->victim_classes.empty() &&
+        std::find(rule->victim_classes.begin(), rule->victim_classes.end(), victim.job.job_class) ==
+            rule->victim_classes.end()) {
       return false;
     }
-    if (rule.victim_max_priority) {
-      std::optional<int32_t> max = PriorityValue(spec_, *rule.victim_max_priority);
+    if (rule->victim_max_priority) {
+      std::optional<int32_t> max = PriorityValue(spec_, *rule->victim_max_priority);
       if (max && victim.priority > *max) return false;
     }
-    if (rule.victims_preemptible_only && !victim.preemptible && !reclaimed) return false;
-    if (!rule.clusters.empty()) {
-      for (const Placement& p : victim.placements) {
-        ClusterId cl = spec_.node(cell_.spec_node(p.node)).cluster;
-        if (std::find(rule.clusters.begin(), rule.clusters.end(), cl) == rule.clusters.end())
-          return false;
-      }
+    // Where it applies: every node of the victim in the rule's clusters and regions.
+    for (const Placement& p : victim.placements) {
+      const ClusterId cl = spec_.node(cell_.spec_node(p.node)).cluster;
+      if (!rule->clusters.empty() &&
+          std::find(rule->clusters.begin(), rule->clusters.end(), cl) == rule->clusters.end())
+        return false;
+      const RegionId region = spec_.cluster(cl).region;
+      if (!rule->regions.empty() &&
+          std::find(rule->regions.begin(), rule->regions.end(), region) == rule->regions.end())
+        return false;
     }
   }
   // Freeing it must help: it holds devices of a model the preemptor accepts (in a reclaim,
@@ -1408,8 +1423,11 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   // Only the running jobs that can be victims at all: preemptible ones of a lower class (or
   // of the same class under a preemptive ordering); in a reclaim, the jobs of tenants that
   // borrow a reclaimed model; for held devices, preemptible jobs of no higher class.
+  const PreemptionRule* rule = PreemptionRuleOf(j);
   if (reclaim == 0) {
-    for (const auto& [priority, ids] : preemptible_by_priority_) {
+    // A rule with victimsPreemptibleOnly: false opens every running job of a lower class.
+    const bool any = holds == 0 && rule && rule->allow && !rule->victims_preemptible_only;
+    for (const auto& [priority, ids] : any ? running_by_priority_ : preemptible_by_priority_) {
       if (priority > j.priority ||
           (priority == j.priority && !ordering_.preemptive() && holds == 0))
         break;

@@ -212,6 +212,8 @@ class Engine final : public EventSink {
   // Whether `victim` may make room for `preemptor`: with `reclaim` = 0, by class or the
   // ordering; else only as borrowed capacity of the models in `reclaim`; with `holds`, only as
   // a preemptible borrower of those reservation holds.
+  // The job's first matching preemption rule; nullptr when none matches.
+  const PreemptionRule* PreemptionRuleOf(const JobRecord& j) const;
   bool MayPreempt(const JobRecord& preemptor, const JobRecord& victim, ModelMask reclaim,
                   TimeMs now, uint64_t holds = 0) const;
   // When a run started at `now` at `speed` (of 1000) should end by the job's declared runtime.
@@ -273,6 +275,7 @@ class Engine final : public EventSink {
   // The running jobs again, indexed for the victim search: preemptible ones by priority
   // class, and all of them by tenant.
   std::map<int32_t, std::set<uint32_t>> preemptible_by_priority_;
+  std::map<int32_t, std::set<uint32_t>> running_by_priority_;  // every running job
   std::vector<std::set<uint32_t>> running_by_tenant_;
   std::set<uint32_t> idle_;  // running jobs idle by their idle-reclaim rule, not yet acted on
   std::set<uint32_t> slow_;  // running jobs at least 1.25x faster on another of their models

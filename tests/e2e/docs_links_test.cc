@@ -1,6 +1,6 @@
-// The documentation stays navigable: every relative link in README.md, docs/ and
-// examples/README.md names a file of the repository, and every #anchor a heading of it
-// (GitHub's slugs: lower case, punctuation dropped, spaces as hyphens).
+// The documentation stays navigable: every relative link in README.md, docs/ (with its
+// subdirectories) and examples/README.md names a file of the repository, and every #anchor
+// a heading of it (GitHub's slugs: lower case, punctuation dropped, spaces as hyphens).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -54,7 +54,7 @@ std::set<std::string> Anchors(const fs::path& file) {
 
 TEST(DocsLinks, EveryRelativeLinkAndAnchorResolves) {
   std::vector<fs::path> pages = {kRoot / "README.md", kRoot / "examples" / "README.md"};
-  for (const auto& e : fs::directory_iterator(kRoot / "docs"))
+  for (const auto& e : fs::recursive_directory_iterator(kRoot / "docs"))
     if (e.path().extension() == ".md") pages.push_back(e.path());
   const std::regex link(R"(\]\(([^)\s]+)\))");
   int checked = 0;

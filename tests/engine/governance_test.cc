@@ -236,5 +236,80 @@ TEST(Governance, PreemptionRulesRestrictWhoMayPreemptWhom) {
   EXPECT_EQ(Preemptions(h).size(), 1u);
 }
 
+TEST(Governance, APreemptionRuleMayOpenNonPreemptibleVictimsInItsRegionsOnly) {
+  // Two regions of one 4-G1 node each. High-priority training may take the devices of
+  // low-priority work even when it is not preemptible — in east only.
+  const std::string fleet = R"(deviceModels:
+  - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
+regions:
+  - name: east
+  - name: west
+clusters:
+  - name: e
+    region: east
+    tier: dedicated
+    nodeGroups:
+      - {name: n, count: 1, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}
+  - name: w
+    region: west
+    tier: dedicated
+    nodeGroups:
+      - {name: n, count: 1, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}
+tenants:
+  - name: t
+policies:
+  - name: training-takes-east
+    kind: preemption
+    match: {classes: [training], minPriority: high}
+    victimMaxPriority: low
+    victimsPreemptibleOnly: false
+    regions: [east]
+)";
+  auto job = [](const Harness& h, const std::string& name, const std::string& priority,
+                WorkloadClass cls) {
+    Job j = MakeJob(h.spec, name, 4, 10000 * kSec);
+    j.job_class = cls;
+    j.priority = priority;
+    j.preemptible = false;
+    return j;
+  };
+  Harness h("fifo", /*backfill=*/true, fleet);
+  auto cluster = [&](JobId id) {
+    const JobRecord& r = h.engine->job(id);
+    return r.running() ? h.spec.clusters[h.engine->cell().node(r.placements[0].node).cluster].name
+                       : std::string();
+  };
+  // Two non-preemptible low-priority batch jobs fill both nodes.
+  JobId a = h.Submit(job(h, "a", "low", WorkloadClass::kBatch), 0);
+  JobId b = h.Submit(job(h, "b", "low", WorkloadClass::kBatch), 0);
+  h.RunUntil(0);
+  ASSERT_NE(cluster(a), "");
+  ASSERT_NE(cluster(b), "");
+  const JobId in_east = cluster(a) == "e" ? a : b, in_west = in_east == a ? b : a;
+  // High-priority training: the rule opens the non-preemptible job in east.
+  JobId t1 = h.Submit(job(h, "t1", "high", WorkloadClass::kTraining), 10 * kSec);
+  h.RunUntil(10 * kSec);
+  EXPECT_EQ(cluster(t1), "e") << h.engine->job(t1).detail;
+  EXPECT_EQ(h.engine->job(in_east).state, JobState::kPending);
+  EXPECT_EQ(Preemptions(h), std::vector<std::string>{h.engine->job(in_east).job.name +
+                                                     " preempted-by:t1 priority"});
+  // A second one would need the west job: outside the rule's regions, so it waits.
+  JobId t2 = h.Submit(job(h, "t2", "high", WorkloadClass::kTraining), 20 * kSec);
+  h.RunUntil(20 * kSec);
+  EXPECT_EQ(h.engine->job(t2).state, JobState::kPending);
+  EXPECT_EQ(h.engine->job(in_west).state, JobState::kRunning);
+  EXPECT_EQ(Preemptions(h).size(), 1u);
+
+  // The same, but a high-priority eval: no rule matches it, so non-preemptible jobs stay
+  // untouchable and it waits.
+  Harness other("fifo", /*backfill=*/true, fleet);
+  other.Submit(job(other, "a", "low", WorkloadClass::kBatch), 0);
+  other.Submit(job(other, "b", "low", WorkloadClass::kBatch), 0);
+  JobId ev = other.Submit(job(other, "ev", "high", WorkloadClass::kEval), 10 * kSec);
+  other.RunUntil(10 * kSec);
+  EXPECT_EQ(other.engine->job(ev).state, JobState::kPending);
+  EXPECT_TRUE(Preemptions(other).empty());
+}
+
 }  // namespace
 }  // namespace tessera
