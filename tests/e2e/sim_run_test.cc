@@ -623,5 +623,65 @@ TEST(SimRun, MalformedWorkloadsAndFlagsExitTwoWithTheLine) {
   fs::remove_all(dir);
 }
 
+TEST(SimRun, TheWeekLongComparisonOfTheDocsWritesEveryFigureOfItsTable) {
+  // docs/simulation.md#coordinated-against-isolated-a-week-on-the-enterprise: the documented
+  // command (a line of its own, ending with --baseline isolated) and the same without that
+  // flag, run here at a tenth of the documented load to stay quick. Both write every figure
+  // of the table; coordinated completes every job within every budget, meets the services'
+  // SLO, and queues less than isolated.
+  std::istringstream doc(Read(kSource + "/docs/simulation.md"));
+  const std::string flag = " --baseline isolated";
+  std::string command;
+  for (std::string line; std::getline(doc, line);) {
+    if (line.rfind("    tessera sim run ", 0) == 0 && line.find("--days 7") != std::string::npos &&
+        line.size() > flag.size() && line.substr(line.size() - flag.size()) == flag) {
+      command = line.substr(4 + std::string("tessera ").size());
+    }
+  }
+  ASSERT_FALSE(command.empty()) << "no week-long comparison line in docs/simulation.md";
+  auto replace = [&](const std::string& from, const std::string& to) {
+    const size_t at = command.find(from);
+    ASSERT_NE(at, std::string::npos) << from << " in: " << command;
+    command.replace(at, from.size(), to);
+  };
+  replace("--load 0.5", "--load 0.05");
+  replace("examples/enterprise", kSource + "/examples/enterprise");
+  const fs::path out = TempDir("week");
+  const size_t at = command.find("--out ");
+  ASSERT_NE(at, std::string::npos);
+  command.replace(at + 6, command.find(' ', at + 6) - at - 6, (out / "isolated").string());
+  std::string text;
+  ASSERT_EQ(Tessera(command + " --no-progress", &text), 0) << text;
+  std::string coordinated =
+      command.substr(0, command.size() - std::string(" --baseline isolated").size());
+  coordinated.replace(coordinated.find(out.string()), (out / "isolated").string().size(),
+                      (out / "coordinated").string());
+  ASSERT_EQ(Tessera(coordinated + " --no-progress", &text), 0) << text;
+
+  auto metrics = [&](const std::string& run) {
+    return json::parse(Read(out / run / "backfill" / "metrics.json"));
+  };
+  const json iso = metrics("isolated"), coord = metrics("coordinated");
+  for (const json* m : {&iso, &coord}) {
+    for (const char* cls : {"training", "finetune", "batch", "eval"}) {
+      ExpectSummary((*m)["per_class"][cls]["queue_s"], cls);
+      ExpectSummary((*m)["per_class"][cls]["queue_s_all"], cls);
+    }
+    EXPECT_EQ((*m)["allocation"]["by_model"].size(), 8u);
+    EXPECT_GT((*m)["allocation"]["gpu"].get<double>(), 0);
+    EXPECT_TRUE((*m)["services"]["slo_attainment"].is_number());
+    EXPECT_TRUE((*m)["cost"]["by_tenant"].contains("consumer/ads/creative"));
+    EXPECT_TRUE((*m)["cost"]["budgets"].contains("consumer/ads/creative"));
+  }
+  EXPECT_EQ(iso["baseline"], "isolated");
+  EXPECT_EQ(coord["baseline"], "coordinated");
+  EXPECT_EQ(coord["jobs"]["completed"], coord["jobs"]["submitted"]);
+  EXPECT_GE(coord["services"]["slo_attainment"].get<double>(), 0.99);
+  for (const auto& [name, budget] : coord["cost"]["budgets"].items())
+    EXPECT_TRUE(budget["within"].get<bool>()) << name << ": " << budget.dump();
+  EXPECT_LE(coord["queue_s"]["mean"].get<double>(), iso["queue_s"]["mean"].get<double>());
+  fs::remove_all(out);
+}
+
 }  // namespace
 }  // namespace tessera
