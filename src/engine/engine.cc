@@ -1525,7 +1525,8 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   for (size_t i = 0; i < held; ++i)
     released.push_back(candidates[i].id);
   // Keep only the victims the placement needs: one whose nodes it does not touch goes back,
-  // unless putting it back would break the preemptor's quota admission.
+  // unless putting it back would break the preemptor's quota admission or a reservation's
+  // hold (a non-preemptible borrower reclaimed elsewhere counts against the hold again).
   std::set<uint32_t> used;
   for (const Placement& p : placed->placements)
     used.insert(p.node);
@@ -1536,7 +1537,10 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
       touches = touches || used.count(p.node);
     if (!touches) {
       restore(i);
-      if (quotas_.Check(j.job.tenant, PerModel(placed->placements)).ok) continue;
+      if (quotas_.Check(j.job.tenant, PerModel(placed->placements)).ok &&
+          (holds_.size() == 0 ||
+           holds_.Refuses(placed->placements, c.holds, j.preemptible).empty()))
+        continue;
       ReleaseDevices(jobs_[released[i]]);
     }
     victims.push_back(released[i]);

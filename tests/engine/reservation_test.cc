@@ -134,5 +134,62 @@ TEST_F(Reservations, AHoldThatIsNotLentStaysEmptyEvenForPreemptibleWork) {
   EXPECT_EQ(h.engine->counters().preemptions, 0);
 }
 
+TEST(ReservationReclaim, AVictimPutBackMayNotBreakTheHold) {
+  // 2 nodes x 4 G1; inference holds 4 (others' non-preemptible usage at most 4). b borrows
+  // (guarantee 0) with a non-preemptible 4-device job — at the hold's limit; an inference
+  // job takes one device of the other node. a, within its guarantee, asks for 2: the hold
+  // refuses, so a reclaims from b. With b's job released the best fit is the other node's 3
+  // free devices, so b's job is not on a's nodes — but putting it back would bring others'
+  // usage to 6 of 4: it stays preempted, and the hold holds.
+  Harness h("fifo", /*backfill=*/true, R"(deviceModels:
+  - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
+regions:
+  - name: r
+clusters:
+  - name: c
+    region: r
+    tier: dedicated
+    nodeGroups:
+      - {name: n, count: 2, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}
+tenants:
+  - name: org
+    quotas: {G1: {guaranteed: 8}}
+    children:
+      - {name: a, quotas: {G1: {guaranteed: 6}}}
+      - {name: b, quotas: {G1: {guaranteed: 0}}}
+policies:
+  - name: hold-g1
+    kind: reservation
+    match: {classes: [inference]}
+    model: G1
+    count: 4
+    lendPreemptibly: true
+)");
+  auto job = [&](const std::string& name, const std::string& tenant, int32_t tasks,
+                 WorkloadClass cls) {
+    Job j = MakeJob(h.spec, name, tasks, 10 * kHour);
+    j.tenant = *h.spec.FindTenant(tenant);
+    j.job_class = cls;
+    j.preemptible = false;
+    return j;
+  };
+  JobId b = h.Submit(job("b4", "org/b", 4, WorkloadClass::kTraining), 0);
+  h.RunUntil(0);
+  JobId serve = h.Submit(job("serve", "org", 1, WorkloadClass::kInference), 1000);
+  h.RunUntil(1000);
+  ASSERT_TRUE(h.engine->job(b).running());
+  ASSERT_TRUE(h.engine->job(serve).running());
+  JobId a = h.Submit(job("a2", "org/a", 2, WorkloadClass::kTraining), 2000);
+  h.RunUntil(2000);
+  ASSERT_TRUE(h.engine->job(a).running()) << h.engine->job(a).detail;
+  EXPECT_EQ(h.engine->job(a).placements[0].node, h.engine->job(serve).placements[0].node);
+  EXPECT_EQ(h.engine->job(b).state, JobState::kPending);
+  // Others' non-preemptible G1: a's 2 (b's 4 gone) — within the 4 the hold allows.
+  Milli others = 0;
+  for (JobId id : {a, b})
+    if (h.engine->job(id).running()) others += h.engine->job(id).device_milli;
+  EXPECT_LE(others, 4000);
+}
+
 }  // namespace
 }  // namespace tessera
