@@ -140,10 +140,6 @@ int RunSimRun(const SimRunArgs& args, std::ostream& out, std::ostream& err) {
     t.path = "default";
     spec.tenants.push_back(t);
   }
-  json assignment = nullptr;
-  if (args.baseline == "isolated") {
-    assignment = IsolateClusters(spec);
-  }
   ScorerRegistry scorers;
   RegisterBuiltinScorers(scorers);
   OrderingRegistry orderings;
@@ -165,6 +161,11 @@ int RunSimRun(const SimRunArgs& args, std::ostream& out, std::ostream& err) {
     err << "tessera sim run: " << workload.status().message() << "\n";
     return kExitInvalidInput;
   }
+  // The isolated baseline's home clusters are rules added to the fleet after the workload is
+  // drawn: both baselines replay the very same jobs (the synthetic generator's datasets
+  // depend on the rules).
+  json assignment = nullptr;
+  if (args.baseline == "isolated") assignment = IsolateClusters(spec);
   SimOptions so;
   so.placement = args.placement;
   so.seed = args.seed;

@@ -680,6 +680,27 @@ TEST(SimRun, TheWeekLongComparisonOfTheDocsWritesEveryFigureOfItsTable) {
   for (const auto& [name, budget] : coord["cost"]["budgets"].items())
     EXPECT_TRUE(budget["within"].get<bool>()) << name << ": " << budget.dump();
   EXPECT_LE(coord["queue_s"]["mean"].get<double>(), iso["queue_s"]["mean"].get<double>());
+  // The same jobs in both: a job started in both reads the same datasets.
+  auto datasets = [&](const std::string& run) {
+    std::map<std::string, std::string> read;
+    std::istringstream log(Read(out / run / "backfill" / "decisions.jsonl"));
+    for (std::string line; std::getline(log, line);) {
+      json d = json::parse(line);
+      if (d["kind"] == "start") read[d["job"]] = d.value("datasets", json::array()).dump();
+    }
+    return read;
+  };
+  const auto iso_read = datasets("isolated"), coord_read = datasets("coordinated");
+  int both = 0, reading = 0;
+  for (const auto& [job, read] : iso_read) {
+    auto it = coord_read.find(job);
+    if (it == coord_read.end()) continue;
+    ++both;
+    reading += read != "[]";
+    EXPECT_EQ(read, it->second) << job;
+  }
+  EXPECT_GT(both, 1000);
+  EXPECT_GT(reading, 300);
   fs::remove_all(out);
 }
 
