@@ -886,10 +886,7 @@ bool Engine::AgnosticMasks(const JobRecord& j, const Compiled& c, ModelMask mine
   if (room.whole != 0) masks->push_back(room.whole);
   if (room.whole == mine) return false;
   masks->push_back(mine);
-  int32_t tasks = 0;
-  for (const GangGroup& g : c.gang.groups)
-    tasks += g.count;
-  return masks->size() > 1 && tasks == 1;
+  return masks->size() > 1 && j.task_count == 1;
 }
 
 std::vector<Milli> Engine::PerModel(const std::vector<Placement>& placements) const {
