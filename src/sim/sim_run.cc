@@ -377,6 +377,7 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
                  {"reason", d.reason}};
     if (d.kind == DecisionKind::kStart) {
       const Job& job = engine.job(d.job).job;
+      line["submitted_s"] = Round3(static_cast<double>(engine.job(d.job).submitted) / 1000.0);
       line["tenant"] = spec.tenant(job.tenant).path;
       line["class"] = std::string(WorkloadClassName(job.job_class));
       line["priority"] = job.priority;

@@ -15,8 +15,9 @@
 // capacity over the arrival window: with --jobs N the window follows from the N jobs' demand; with
 // --days D the window is D days and jobs are drawn until their demand fills it (the arrival times
 // are then the order statistics of uniform draws over the window, so none falls outside it).
-// Tenants are drawn uniformly from the leaves of the tenant tree. Everything comes from one seeded
-// generator; then, on a fleet that declares datasets, a second stream of the same seed picks
+// Tenants are drawn from the leaves of the tenant tree in proportion to the devices their quotas
+// guarantee (at least one; uniformly where no quota guarantees anything). Everything comes from one
+// seeded generator; then, on a fleet that declares datasets, a second stream of the same seed picks
 // what the jobs read: half the training and fine-tune jobs and a third of the batch and eval
 // jobs read one dataset drawn uniformly — kept only where its residency still leaves the job a
 // non-elastic cluster its policies allow, with a model of its kind its tenant's quota admits
@@ -66,6 +67,9 @@ std::string PriorityOr(const Spec& spec, const char* name) {
 // What every job is drawn from: the fleet's tenants, device kinds and priority names.
 struct Universe {
   std::vector<TenantId> leaves;
+  // By leaf: the running total of the leaves' weights up to and including it (the devices
+  // it is guaranteed, at least one; every leaf 1 where no leaf is guaranteed anything).
+  std::vector<uint64_t> cumulative_weight;
   // By leaf: may its quota ever admit a GPU job, an NPU job (a limit of 0 on every model of
   // the kind, here or above, says no).
   std::vector<std::pair<bool, bool>> kinds;
@@ -77,7 +81,13 @@ struct Universe {
 double DrawJob(Rng& rng, const Universe& u, int64_t i, TraceJob& tj, Millis checkpoint) {
   Job& job = tj.job;
   job.name = "syn-" + std::to_string(i);
-  size_t leaf = u.leaves.empty() ? 0 : rng.Uniform(u.leaves.size());
+  size_t leaf = 0;
+  if (!u.leaves.empty()) {
+    const uint64_t x = rng.Uniform(u.cumulative_weight.back());
+    leaf = static_cast<size_t>(
+        std::upper_bound(u.cumulative_weight.begin(), u.cumulative_weight.end(), x) -
+        u.cumulative_weight.begin());
+  }
   job.tenant = u.leaves.empty() ? TenantId() : u.leaves[leaf];
   const bool may_gpu = u.leaves.empty() || u.kinds[leaf].first;
   const bool may_npu = u.leaves.empty() || u.kinds[leaf].second;
@@ -201,6 +211,20 @@ Workload SyntheticWorkload(const Spec& spec, const ImportOptions& options) {
     }
     u.kinds.emplace_back(gpu, npu);
   }
+  // Teams submit work in proportion to the capacity they are entitled to: a leaf is drawn
+  // with a weight of the devices its quota guarantees (all models together).
+  std::vector<uint64_t> weights;
+  for (TenantId t : u.leaves) {
+    Milli guaranteed = 0;
+    for (size_t m = 0; m < spec.device_models.size(); ++m)
+      guaranteed += quotas.guaranteed(t, m);
+    weights.push_back(static_cast<uint64_t>(guaranteed / kMilliPerUnit));
+  }
+  const bool any =
+      std::any_of(weights.begin(), weights.end(), [](uint64_t weight) { return weight > 0; });
+  uint64_t running = 0;
+  for (uint64_t weight : weights)
+    u.cumulative_weight.push_back(running += any ? std::max<uint64_t>(weight, 1) : 1);
   u.normal = PriorityOr(spec, "normal");
   u.low = PriorityOr(spec, "low");
   u.high = PriorityOr(spec, "high");

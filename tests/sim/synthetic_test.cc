@@ -1,7 +1,8 @@
 // The synthetic generator (docs/simulation.md#synthetic): --days spreads the arrivals over a
 // fixed window and draws as many jobs as the load implies; on a fleet of GPUs and NPUs jobs
 // ask for each kind in proportion to its device count; the same seed draws the same jobs; jobs
-// read datasets only where residency leaves them a cluster to run on.
+// read datasets only where residency leaves them a cluster to run on; tenants submit in
+// proportion to the devices their quotas guarantee.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -93,6 +94,55 @@ TEST(Synthetic, JobsAskForGpusAndNpusInProportionToTheFleet) {
   const double expected = trains / 4.0, sd = std::sqrt(trains * 0.25 * 0.75);
   EXPECT_GT(npu, expected - 3.5 * sd);
   EXPECT_LT(npu, expected + 3.5 * sd);
+}
+
+// Teams submit in proportion to what they are entitled to: project x is guaranteed three times
+// the devices of project y, so it submits three times the jobs; z, guaranteed nothing, only
+// borrows, and is drawn as if guaranteed one device.
+TEST(Synthetic, TenantsAreDrawnInProportionToTheDevicesTheirQuotasGuarantee) {
+  LoadResult loaded = LoadSpecTexts({{"fleet.yaml", R"(deviceModels:
+  - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
+regions:
+  - name: r
+clusters:
+  - name: c
+    region: r
+    tier: dedicated
+    nodeGroups:
+      - {name: g, count: 16, cpu: 64, memory: 512Gi, devices: {model: G1, count: 8}}
+tenants:
+  - name: org
+    quotas: {G1: {guaranteed: 128}}
+    children:
+      - name: x
+        quotas: {G1: {guaranteed: 96}}
+      - name: y
+        quotas: {G1: {guaranteed: 32}}
+      - name: z
+        quotas: {G1: {limit: 16}}
+)"}});
+  ASSERT_TRUE(loaded.spec.has_value()) << loaded.diagnostics.ToString();
+  const Spec& spec = *loaded.spec;
+  ImportOptions o;
+  o.jobs = 4000;
+  Workload w = SyntheticWorkload(spec, o);
+  int x = 0, y = 0, z = 0;
+  for (const TraceJob& tj : w.jobs) {
+    const std::string& path = spec.tenant(tj.job.tenant).path;
+    x += path == "org/x";
+    y += path == "org/y";
+    z += path == "org/z";
+  }
+  EXPECT_EQ(x + y + z, 4000);
+  // Expected 4000 * 96/129, 32/129, 1/129, within 3.5 standard deviations.
+  auto near = [](int n, double p) {
+    const double mean = 4000 * p, sd = std::sqrt(4000 * p * (1 - p));
+    return n > mean - 3.5 * sd && n < mean + 3.5 * sd;
+  };
+  EXPECT_TRUE(near(x, 96.0 / 129)) << x;
+  EXPECT_TRUE(near(y, 32.0 / 129)) << y;
+  EXPECT_GT(z, 0);
+  EXPECT_LT(z, 100);
 }
 
 TEST(Synthetic, TheSameSeedDrawsTheSameJobsAndAnotherSeedOthers) {
