@@ -146,7 +146,7 @@ void BM_Gang256Leaf(benchmark::State& state) {
   one.count = 1;
   one.milli = 1000;
   shapes.Intern(one);
-  GangRequest gang{{{one, 256}}, TopologyLevel::kLeaf, JobId(1)};
+  GangRequest gang{{{one, 256}}, TopologyLevel::kLeaf, JobId(1), {}};
   std::vector<double> micros;
   int placed = 0;
   for (auto _ : state) {

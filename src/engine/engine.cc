@@ -49,6 +49,8 @@ struct Engine::Compiled {
   const PolicyRule* burst = nullptr;
   const PolicyRule* idle = nullptr;  // its idle-reclaim rule, the first that matches
   uint64_t holds = 0;                // the reservation holds it owns (DeviceHolds)
+  // A service replica's group in ReplicaSpread, unless its weights rule sets spread to 0.
+  std::optional<uint32_t> spread_group;
   // Set when the job exceeds its tenant's limit on every model it accepts (limits are
   // static): why it can never be admitted.
   std::string over_limit;
@@ -119,7 +121,8 @@ Engine::Engine(const Spec& spec, CellState cell, Scorer& scorer, const OrderingP
       options_(options),
       quotas_(spec),
       ledger_(spec, cell_),
-      holds_(spec, cell_) {
+      holds_(spec, cell_),
+      spread_(cell_, spec.clusters.size()) {
   node_up_.assign(cell_.node_count(), true);
   free_by_model_.assign(cell_.model_count(), 0);
   allocated_by_model_.assign(cell_.model_count(), 0);
@@ -221,6 +224,11 @@ JobId Engine::Submit(Job job, TimeMs at) {
       ledger_.Register({job.tenant, static_cast<int32_t>(c->burst - spec_.policies.data())});
   }
   c->holds = holds_.OwnedBy(job);
+  if (std::optional<uint32_t> group = spread_.GroupOf(job)) {
+    std::vector<const PolicyRule*> weights = MatchingRules(spec_, RuleKind::kWeights, job);
+    if (weights.empty() || std::get<WeightsRule>(weights.front()->body).spread > 0)
+      c->spread_group = group;
+  }
   std::vector<const PolicyRule*> idle = MatchingRules(spec_, RuleKind::kIdleReclaim, job);
   if (!idle.empty()) c->idle = idle.front();
   c->signature.push_back(static_cast<uint32_t>(c->gang.require));
@@ -640,6 +648,8 @@ void Engine::TrackRunning(const JobRecord& j, bool running) {
   const uint32_t id = j.id.value();
   if (running_by_tenant_.size() <= j.job.tenant.value())
     running_by_tenant_.resize(j.job.tenant.value() + 1);
+  Compiled& c = *compiled_[id];
+  if (c.spread_group) spread_.Track(*c.spread_group, j.placements, running ? 1 : -1);
   if (!running) {
     running_.erase(id);
     slow_.erase(id);
@@ -661,7 +671,6 @@ void Engine::TrackRunning(const JobRecord& j, bool running) {
   running_by_tenant_[j.job.tenant.value()].insert(id);
   running_by_priority_[j.priority].insert(id);
   if (j.preemptible) preemptible_by_priority_[j.priority].insert(id);
-  Compiled& c = *compiled_[id];
   c.run_speed = RunSpeed(j);
   if (c.by_speed.size() >= 2 && c.run_speed > 0 &&
       c.speed_of[c.by_speed.front()] * 4 >= c.run_speed * 5) {
@@ -1045,13 +1054,16 @@ std::string Engine::BurstWhy(const JobRecord& j, const Compiled& c, TimeMs now) 
 }
 
 GangResult Engine::PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask, CycleState& cs) {
-  if (!c.global) return PlaceGang(cell_, placer_, Variant(c, mask), &rng_);
+  if (!c.global) return PlaceSpread(c, Variant(c, mask), std::nullopt);
   const std::vector<bool> blocked = BurstBlocks(j, c, cs.now);
-  GlobalChoice choice = ChooseClusters(spec_, summaries_, *c.global, mask, blocked);
+  static const std::vector<int32_t> kNoSiblings;
+  GlobalChoice choice =
+      ChooseClusters(spec_, summaries_, *c.global, mask, blocked,
+                     c.spread_group ? spread_.by_cluster(*c.spread_group) : kNoSiblings);
   std::string fell_back;
   for (const ClusterScore& s : choice.candidates) {
     ModelMask models = c.mask == 0 ? mask : s.models & mask;
-    GangResult r = PlaceGang(cell_, placer_, Variant(c, models, ClusterScope(s.cluster)), &rng_);
+    GangResult r = PlaceSpread(c, Variant(c, models, ClusterScope(s.cluster)), s.cluster);
     if (r.outcome == PlaceOutcome::kPlaced) {
       j.where =
           DescribeChoice(spec_, *c.global, choice, s.cluster, BurstWhy(j, c, cs.now)) + fell_back;
@@ -1072,7 +1084,7 @@ GangResult Engine::PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask
     verdicts[cl] = Reason::kLaterPreference;
     elastic_closed = true;
   }
-  GangResult r = PlaceGang(cell_, placer_, Variant(c, mask, scopes_.Intern(verdicts)), &rng_);
+  GangResult r = PlaceSpread(c, Variant(c, mask, scopes_.Intern(verdicts)), std::nullopt);
   if (r.outcome == PlaceOutcome::kPlaced) {
     j.where = spec_.clusters[cell_.node(r.placements.front().node).cluster].name +
               " (no candidate by the summaries; placed over the job's scope)" + fell_back;
@@ -1082,6 +1094,15 @@ GangResult Engine::PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask
   r.detail += (r.detail.empty() ? "" : "; ") + std::string("clusters: ") +
               DescribePassed(spec_, *c.global, choice, BurstWhy(j, c, cs.now)) + fell_back;
   return r;
+}
+
+GangResult Engine::PlaceSpread(const Compiled& c, const GangRequest& gang,
+                               std::optional<uint32_t> cluster) {
+  if (!c.spread_group || spread_.running(*c.spread_group) == 0)
+    return PlaceGang(cell_, placer_, gang, &rng_);
+  GangRequest spread = gang;
+  spread.prefer_within = spread_.Tiers(*c.spread_group, cluster);
+  return PlaceGang(cell_, placer_, spread, &rng_);
 }
 
 void Engine::ReleaseResources(JobRecord& j) {

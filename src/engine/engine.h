@@ -37,6 +37,7 @@
 #include "engine/ordering.h"
 #include "engine/ports.h"
 #include "engine/quota.h"
+#include "engine/spread.h"
 #include "sched/cluster_summary.h"
 #include "sched/gang.h"
 #include "sched/global.h"
@@ -183,6 +184,10 @@ class Engine final : public EventSink {
   // summaries, tried in order until one holds the gang; then its whole scope, which explains
   // why nothing fits. On one cluster, the gang placer over the cell.
   GangResult PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask, CycleState& cs);
+  // PlaceGang for `gang`; a service replica with siblings running first tries the nodes away
+  // from them (of `cluster`, or of the whole cell).
+  GangResult PlaceSpread(const Compiled& c, const GangRequest& gang,
+                         std::optional<uint32_t> cluster);
   // By cluster, whether it is closed to the job now: elastic clusters before the job has
   // waited as long as its burst rule asks (empty = none closed); and the reason, as text.
   // Whether the job's burst rule still keeps it off elastic clusters.
@@ -251,6 +256,7 @@ class Engine final : public EventSink {
   QuotaTracker quotas_;
   CostLedger ledger_;
   DeviceHolds holds_;
+  ReplicaSpread spread_;
   TimeMs budget_tick_ = 0;  // the midnight a tick is posted for (jobs wait for budget)
   ShapeTable shapes_;
 

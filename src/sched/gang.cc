@@ -144,11 +144,17 @@ PlaceResult PlaceIn(const CellState& cell, Placer& placer, const TaskShape& shap
   return placer.PlaceWithin(cell, shape, *c.nodes, rng);
 }
 
-// One task with no island requirement: the placer's own choice over the whole cell.
+// One task with no island requirement: the first of the preferred node sets that holds it,
+// else the placer's own choice over the whole cell.
 GangResult PlaceSingle(CellState& cell, Placer& placer, const TaskShape& shape, JobId job,
-                       Rng* rng) {
+                       const std::vector<std::vector<uint32_t>>& prefer_within, Rng* rng) {
   GangResult result;
-  PlaceResult r = placer.Place(cell, shape, rng);
+  PlaceResult r;
+  for (const std::vector<uint32_t>& nodes : prefer_within) {
+    r = placer.PlaceWithin(cell, shape, nodes, rng);
+    if (r.outcome == PlaceOutcome::kPlaced) break;
+  }
+  if (r.outcome != PlaceOutcome::kPlaced) r = placer.Place(cell, shape, rng);
   result.outcome = r.outcome;
   result.why = std::move(r.why);
   if (r.outcome != PlaceOutcome::kPlaced) return result;
@@ -174,7 +180,8 @@ GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, R
   }
   if (tasks == 1 && gang.require != TopologyLevel::kIsland) {
     for (const GangGroup& g : gang.groups)
-      if (g.count == 1) return PlaceSingle(cell, placer, g.shape, gang.job, rng);
+      if (g.count == 1)
+        return PlaceSingle(cell, placer, g.shape, gang.job, gang.prefer_within, rng);
   }
   GangResult result;
   const ModelMask eligible = EligibleModels(cell, gang);

@@ -32,6 +32,9 @@ struct GangRequest {
   std::vector<GangGroup> groups;  // every group's shape has the job's placement scope
   TopologyLevel require = TopologyLevel::kCluster;  // kAny is treated as kCluster
   JobId job;  // stamped on every placement (TaskRef), with the task's index in group order
+  // For a single task: node sets tried in order before the placer's own choice over its scope
+  // (a service replica's nodes away from its siblings). Ignored for gangs.
+  std::vector<std::vector<uint32_t>> prefer_within;
 };
 
 struct GangResult {

@@ -61,15 +61,21 @@ GlobalRequest MakeGlobalRequest(const Spec& spec, const RegionPaths& paths, cons
     r.w_cost = static_cast<double>(w.cost) / 1000.0;
     r.w_locality = static_cast<double>(w.locality) / 1000.0;
     r.w_balance = static_cast<double>(w.balance) / 1000.0;
+    r.w_spread = static_cast<double>(w.spread) / 1000.0;
   }
   return r;
 }
 
 GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
                             const GlobalRequest& request, ModelMask only,
-                            const std::vector<bool>& blocked) {
+                            const std::vector<bool>& blocked,
+                            const std::vector<int32_t>& siblings) {
   GlobalChoice out;
   const JobConstraints& k = request.constraints;
+  int32_t replicas = 0;
+  for (int32_t n : siblings)
+    replicas += n;
+  out.spread = replicas > 0 && request.w_spread > 0;
   for (uint32_t c = 0; c < summaries.size(); ++c) {
     const Cluster& cluster = spec.clusters[c];
     auto pass = [&](PassCode code, ModelMask models = 0, Milli have = 0, Milli need = 0) {
@@ -101,8 +107,12 @@ GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
     base.tier_rank = static_cast<size_t>(tier - k.tier_order.begin());
     base.locality = -request.w_locality * static_cast<double>(request.transfer[c]) /
                     (static_cast<double>(request.transfer[c]) + kHourMs);
+    if (out.spread) {
+      base.spread =
+          -request.w_spread * static_cast<double>(siblings[c]) / static_cast<double>(replicas);
+    }
     if (request.model_steps.empty()) {  // CPU-only
-      base.score = base.locality;
+      base.score = base.locality + base.spread;
       out.candidates.push_back(base);
       continue;
     }
@@ -142,7 +152,7 @@ GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
                                                static_cast<double>(summaries.max_price())
                                          : 0.0;
       s.balance = request.w_balance * static_cast<double>(free) / static_cast<double>(capacity);
-      s.score = s.speed + s.cost + s.locality + s.balance;
+      s.score = s.speed + s.cost + s.locality + s.balance + s.spread;
       out.candidates.push_back(s);
     }
     if (out.candidates.size() == before) {
@@ -215,7 +225,7 @@ std::string DescribeChoice(const Spec& spec, const GlobalRequest& request,
     out = name(chosen) + " (" + std::string(ClusterTierName(spec.clusters[chosen].tier)) + ", " +
           ModelNames(spec, s.models) + ", score " + Fixed(s.score) + " = speed " + Fixed(s.speed) +
           " cost " + Fixed(s.cost) + " locality " + Fixed(s.locality) + " balance " +
-          Fixed(s.balance) + ")";
+          Fixed(s.balance) + (choice.spread ? " spread " + Fixed(s.spread) : "") + ")";
     break;
   }
   if (out.empty()) out = name(chosen);

@@ -44,7 +44,7 @@ struct GlobalRequest {
   Milli largest_task = 0;  // device milli of its largest task (one node)
   Milli largest_task_cpu = 0;
   std::vector<Millis> transfer;  // by cluster: time to bring the job's datasets there
-  double w_speed = 1, w_cost = 1, w_locality = 1, w_balance = 1;
+  double w_speed = 1, w_cost = 1, w_locality = 1, w_balance = 1, w_spread = 1;
 };
 
 GlobalRequest MakeGlobalRequest(const Spec& spec, const RegionPaths& paths, const Job& job,
@@ -57,6 +57,7 @@ struct ClusterScore {
   size_t step = 0;
   double score = 0;
   double speed = 0, cost = 0, locality = 0, balance = 0;  // the weighted parts
+  double spread = 0;  // a service replica's: minus the share of its siblings already there
 };
 
 // Why a cluster is not a candidate (formatted only when someone reads it).
@@ -82,13 +83,16 @@ struct Passed {
 struct GlobalChoice {
   std::vector<ClusterScore> candidates;  // in the order to try
   std::vector<Passed> passed;            // clusters that are not, and why
+  bool spread = false;                   // the scores have a spread part
 };
 
 // `only` restricts the job's models (the caller's model choice); `blocked`, by cluster, marks
-// the clusters the caller rules out at this moment (may be empty).
+// the clusters the caller rules out at this moment (may be empty); `siblings`, by cluster, counts
+// the running replicas of the job's service (empty for a job of no service, or none running).
 GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
                             const GlobalRequest& request, ModelMask only,
-                            const std::vector<bool>& blocked);
+                            const std::vector<bool>& blocked,
+                            const std::vector<int32_t>& siblings = {});
 
 // "west-ded: RegionNotAllowed (rule u-not-west), cloud: Busy (...)": every cluster passed
 // over and why; `blocked_why` explains the caller's blocks.

@@ -88,6 +88,11 @@ policies:
     after: 10m
     budgetPerDay: 100000
     clusters: [cloud]
+  - name: spread-only
+    kind: weights
+    match: {labels: {tessera.io/service: web}}
+    balance: 0
+    spread: 1
   - name: eval-fallback
     kind: fallback
     match: {classes: [eval]}
@@ -267,6 +272,29 @@ TEST_F(GlobalLayer, AStaleSummaryFallsBackToTheNextCandidate) {
   EXPECT_NE(WhereOf(id).find("fell back from west-ded (0/2 nodes fit: 2 insufficient memory)"),
             std::string::npos)
       << WhereOf(id);
+}
+
+TEST_F(GlobalLayer, AServicesReplicasSpreadOverClustersOfTheSameTier) {
+  // Replicas of service web (its weights: balance 0, spread 1). The first takes west-ded, the
+  // cheapest (cost -0.10 against east-ded's -0.20). With it there, west-ded's spread part is
+  // -1 (all the service's replicas are there; score 1 - 0.1 - 1): the second takes east-ded. The
+  // third finds one replica in each, and price decides again. Plain jobs with the same weights
+  // would all go west: the cost term alone decides for them.
+  auto replica = [&](int i, TimeMs at) {
+    Job j = G1Job("web/r" + std::to_string(i), 1);
+    j.job_class = WorkloadClass::kInference;
+    j.gang = {};
+    j.labels[kServiceLabel] = "web";
+    JobId id = h.Submit(j, at);
+    h.RunUntil(at);
+    return id;
+  };
+  JobId a = replica(0, 0), b = replica(1, kSec), c = replica(2, 2 * kSec);
+  EXPECT_EQ(ClusterOf(a), "west-ded") << WhereOf(a);
+  EXPECT_EQ(ClusterOf(b), "east-ded") << WhereOf(b);
+  EXPECT_NE(WhereOf(b).find("spread 0.00)"), std::string::npos) << WhereOf(b);
+  EXPECT_NE(WhereOf(b).find("other candidates: west-ded -0.10"), std::string::npos) << WhereOf(b);
+  EXPECT_EQ(ClusterOf(c), "west-ded") << WhereOf(c);
 }
 
 }  // namespace

@@ -141,7 +141,7 @@ TEST_F(Constraints, AGangNeverTriesADomainOutsideItsScope) {
   Placer placer(*scorer, chain);
   const Job& j = job("research-h800");  // H800 only, and north (train) denied
   JobConstraints k = CompileConstraints(spec_, j);
-  GangRequest gang{{{Shape(j, scopes.Intern(k.verdicts)), 2}}, TopologyLevel::kLeaf, JobId()};
+  GangRequest gang{{{Shape(j, scopes.Intern(k.verdicts)), 2}}, TopologyLevel::kLeaf, JobId(), {}};
   GangResult r = PlaceGang(cell, placer, gang);
   EXPECT_EQ(r.outcome, PlaceOutcome::kInfeasible);
   ASSERT_FALSE(r.why.dropped.empty());
@@ -150,7 +150,7 @@ TEST_F(Constraints, AGangNeverTriesADomainOutsideItsScope) {
     EXPECT_EQ(cell.node(n).tasks, 0u) << "a proposal was left behind on " << cell.node_name(n);
 
   // Unrestricted, the same gang fits under one leaf of train.
-  GangRequest free{{{Shape(j, 0), 2}}, TopologyLevel::kLeaf, JobId()};
+  GangRequest free{{{Shape(j, 0), 2}}, TopologyLevel::kLeaf, JobId(), {}};
   EXPECT_EQ(PlaceGang(cell, placer, free).outcome, PlaceOutcome::kPlaced);
 }
 

@@ -38,7 +38,7 @@ GangRequest Gang(Fixture& f, int32_t tasks, int32_t devices, TopologyLevel requi
   s.milli = 1000;
   s.models = ModelMask{1} << f.spec.FindModel("H800")->value();
   f.shapes.Intern(s);
-  return {{{s, tasks}}, require, JobId(7)};
+  return {{{s, tasks}}, require, JobId(7), {}};
 }
 
 int64_t FreeDevices(const CellState& c) {
@@ -168,7 +168,7 @@ TEST(GangProperty, WholeOrNothingWithinTheRequiredDomain) {
       TopologyLevel require = levels[rng.Uniform(5)];
       int32_t tasks = 1 + static_cast<int32_t>(rng.Uniform(12));
       int64_t before = FreeDevices(cell);
-      GangResult g = PlaceGang(cell, placer, {{{s, tasks}}, require, JobId(3)}, &rng);
+      GangResult g = PlaceGang(cell, placer, {{{s, tasks}}, require, JobId(3), {}}, &rng);
       if (g.outcome != PlaceOutcome::kPlaced) {
         ASSERT_EQ(FreeDevices(cell), before) << "a failed gang must leave the cell unchanged";
         ASSERT_TRUE(g.placements.empty());
