@@ -49,6 +49,9 @@ struct Engine::Compiled {
   const PolicyRule* burst = nullptr;
   const PolicyRule* idle = nullptr;  // its idle-reclaim rule, the first that matches
   uint64_t holds = 0;                // the reservation holds it owns (DeviceHolds)
+  // The (cluster, model) pairs its pending demand presses on, and each pair's share of it.
+  std::vector<std::pair<uint32_t, uint16_t>> pressure_on;
+  Milli pressure_share = 0;
   // A service replica's group in ReplicaSpread, unless its weights rule sets spread to 0.
   std::optional<uint32_t> spread_group;
   // Set when the job exceeds its tenant's limit on every model it accepts (limits are
@@ -218,6 +221,18 @@ JobId Engine::Submit(Job job, TimeMs at) {
   if (multi_cluster_) {
     c->global =
         MakeGlobalRequest(spec_, paths_, job, std::move(constraints), c->mask, c->mask == 0);
+    const JobConstraints& k = c->global->constraints;
+    for (uint32_t cl = 0; cl < spec_.clusters.size() && c->mask != 0; ++cl) {
+      if (!k.allows(ClusterId(cl)) || std::find(k.tier_order.begin(), k.tier_order.end(),
+                                                spec_.clusters[cl].tier) == k.tier_order.end())
+        continue;
+      for (ModelMask m = c->mask & summaries_.models(cl); m != 0; m &= m - 1)
+        c->pressure_on.push_back({cl, static_cast<uint16_t>(std::countr_zero(m))});
+    }
+    if (!c->pressure_on.empty()) {
+      c->pressure_share = j.device_milli / static_cast<Milli>(c->pressure_on.size());
+      c->global->pressure_share = c->pressure_share;
+    }
     std::vector<const PolicyRule*> burst = MatchingRules(spec_, RuleKind::kBurst, job);
     if (!burst.empty()) c->burst = burst.front();
     if (c->burst)
@@ -376,7 +391,7 @@ void Engine::Handle(const Event& e) {
           JobRecord& j = jobs_[q.id];
           if (j.reason != PendingReason::kInfeasible) continue;
           j.reason = PendingReason::kResources;
-          pending_demand_ += j.device_milli;
+          Press(j, +1);
         }
       }
       for (const DeviceSlot& d : cell_.devices(e.node)) {
@@ -434,20 +449,27 @@ void Engine::Enqueue(JobRecord& j, TimeMs now) {
   queue_entry_[j.id.value()] = e;
   queues_[j.job.tenant.value()].insert(e);
   ++pending_count_;
-  if (j.reason != PendingReason::kInfeasible) pending_demand_ += j.device_milli;
+  if (j.reason != PendingReason::kInfeasible) Press(j, +1);
+}
+
+void Engine::Press(const JobRecord& j, int sign) {
+  pending_demand_ += sign * j.device_milli;
+  const Compiled& c = *compiled_[j.id.value()];
+  for (const auto& [cluster, model] : c.pressure_on)
+    summaries_.AddPressure(cluster, model, sign * c.pressure_share);
 }
 
 void Engine::Dequeue(JobRecord& j) {
   size_t erased = queues_[j.job.tenant.value()].erase(queue_entry_[j.id.value()]);
   if (erased == 0) return;
   --pending_count_;
-  if (j.reason != PendingReason::kInfeasible) pending_demand_ -= j.device_milli;
+  if (j.reason != PendingReason::kInfeasible) Press(j, -1);
 }
 
 void Engine::MarkInfeasible(JobRecord& j) {
   if (j.reason == PendingReason::kInfeasible) return;
   j.reason = PendingReason::kInfeasible;
-  pending_demand_ -= j.device_milli;
+  Press(j, -1);
 }
 
 void Engine::Rekey(TimeMs now) {

@@ -111,6 +111,7 @@ class Engine final : public EventSink {
   // Jobs not yet in a terminal state.
   size_t active_count() const { return active_; }
   const CellState& cell() const { return cell_; }
+  const ClusterSummaries& summaries() const { return summaries_; }
   const QuotaTracker& quotas() const { return quotas_; }
   const CostLedger& ledger() const { return ledger_; }
   const EngineCounters& counters() const { return counters_; }
@@ -177,6 +178,9 @@ class Engine final : public EventSink {
   // Adds the job to (or removes it from) the running set and, for heterogeneity-aware
   // policies, the set of runs that another model would speed up.
   void TrackRunning(const JobRecord& j, bool running);
+  // A pending job's demand enters (+1) or leaves (-1) the queue's totals and the clusters'
+  // queue pressure.
+  void Press(const JobRecord& j, int sign);
   // The job's gang restricted to the device models of `mask` and, when `scope` is not 0, to
   // that placement scope instead of the job's own (compiled once per mask and scope).
   const GangRequest& Variant(Compiled& c, ModelMask mask, uint32_t scope = 0);

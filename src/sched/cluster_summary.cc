@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 
 namespace tessera {
 namespace {
@@ -17,6 +18,7 @@ ClusterSummaries::ClusterSummaries(const Spec& spec, const CellState& cell) : ce
     s.domain = cell.ClusterDomain(static_cast<uint32_t>(c));
     s.node_free.resize(cell.model_count());
     s.price.assign(cell.model_count(), 0);
+    s.pressure.assign(cell.model_count(), 0);
     for (const auto& [model, price] : spec.clusters[c].price_per_device_hour) {
       if (model.value() >= s.price.size()) continue;
       s.price[model.value()] = price;
@@ -142,6 +144,20 @@ Milli ClusterSummaries::LargestNodeCpu(uint32_t cluster) const {
 double ClusterSummaries::Health(uint32_t cluster) const {
   const Summary& s = clusters_[cluster];
   return s.nodes == 0 ? 0.0 : static_cast<double>(s.schedulable) / s.nodes;
+}
+
+Milli ClusterSummaries::Pressure(uint32_t cluster, ModelMask mask) const {
+  Milli total = 0;
+  const auto& pressure = clusters_[cluster].pressure;
+  for (ModelMask m = mask; m != 0; m &= m - 1) {
+    const auto model = static_cast<size_t>(std::countr_zero(m));
+    if (model < pressure.size()) total += pressure[model];
+  }
+  return total;
+}
+
+void ClusterSummaries::AddPressure(uint32_t cluster, uint16_t model, Milli milli) {
+  clusters_[cluster].pressure[model] += milli;
 }
 
 Milli ClusterSummaries::Price(uint32_t cluster, uint16_t model) const {

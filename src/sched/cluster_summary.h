@@ -5,7 +5,10 @@
 //   the largest free share on one node per model, and the most free CPU on one node — a
 //                                  sorted multiset per cluster, updated when a node changes;
 //   health                       — schedulable nodes out of the cluster's nodes;
-//   price per device-hour        — from the fleet configuration.
+//   price per device-hour        — from the fleet configuration;
+//   queue pressure per model     — the device demand of the pending jobs that may run there,
+//                                  each job's demand shared evenly over the (cluster, model)
+//                                  pairs it may use (kept by the engine: AddPressure).
 // The global layer ranks clusters on these numbers, never on nodes, so a decision costs
 // O(clusters x models). A summary can still promise what no placement finds (the free devices
 // sit on nodes whose CPU is taken, or too few of them share a leaf switch): the caller then
@@ -46,6 +49,9 @@ class ClusterSummaries {
   // Milli currency per device-hour of the model there; 0 when unpriced.
   Milli Price(uint32_t cluster, uint16_t model) const;
   Milli max_price() const { return max_price_; }
+  // Pending demand (milli) on the models of `mask` in the cluster; and its upkeep.
+  Milli Pressure(uint32_t cluster, ModelMask mask) const;
+  void AddPressure(uint32_t cluster, uint16_t model, Milli milli);
 
  private:
   struct Summary {
@@ -55,7 +61,8 @@ class ClusterSummaries {
     uint32_t schedulable = 0;
     std::vector<std::multiset<Milli>> node_free;  // by model: one entry per schedulable node
     std::multiset<Milli> node_cpu;
-    std::vector<Milli> price;  // by model
+    std::vector<Milli> price;     // by model
+    std::vector<Milli> pressure;  // by model
   };
   // What one node contributes: per model present, its free milli; and its free CPU.
   struct Share {

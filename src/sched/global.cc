@@ -136,7 +136,10 @@ GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
       if (capacity < request.devices) {
         why = Passed{c, PassCode::kTooSmall, models, capacity, request.devices};
       } else if (free < request.devices) {
-        why = Passed{c, PassCode::kBusy, models, free, request.devices};
+        const Milli own = request.pressure_share * std::popcount(models);
+        why =
+            Passed{c,    PassCode::kBusy, models,
+                   free, request.devices, std::max<Milli>(0, summaries.Pressure(c, models) - own)};
       } else if (largest < request.largest_task) {
         why = Passed{c, PassCode::kFragmented, models, largest, request.largest_task};
       }
@@ -203,7 +206,10 @@ std::string DescribePassed(const Spec& spec, const GlobalRequest& request,
         break;
       case PassCode::kBusy:
         why = "Busy (" + FormatMilli(p.have) + " " + ModelNames(spec, p.models) + " free of " +
-              FormatMilli(p.need) + " needed)";
+              FormatMilli(p.need) + " needed" +
+              (p.queued > 0 ? "; " + FormatMilli(p.queued) + " more wanted by other pending jobs"
+                            : "") +
+              ")";
         break;
       case PassCode::kFragmented:
         why = "Fragmented (no node with " + FormatMilli(p.need) + " free " +

@@ -45,6 +45,9 @@ struct GlobalRequest {
   Milli largest_task_cpu = 0;
   std::vector<Millis> transfer;  // by cluster: time to bring the job's datasets there
   double w_speed = 1, w_cost = 1, w_locality = 1, w_balance = 1, w_spread = 1;
+  // The share of the job's own pending demand in each (cluster, model) queue pressure it
+  // counts in (set by the engine; left out of what the decision log says others want).
+  Milli pressure_share = 0;
 };
 
 GlobalRequest MakeGlobalRequest(const Spec& spec, const RegionPaths& paths, const Job& job,
@@ -78,6 +81,7 @@ struct Passed {
   PassCode code = PassCode::kRule;
   ModelMask models = 0;
   Milli have = 0, need = 0;
+  Milli queued = 0;  // kBusy: the queue pressure on those models there
 };
 
 struct GlobalChoice {

@@ -297,5 +297,37 @@ TEST_F(GlobalLayer, AServicesReplicasSpreadOverClustersOfTheSameTier) {
   EXPECT_EQ(ClusterOf(c), "west-ded") << WhereOf(c);
 }
 
+TEST_F(GlobalLayer, APendingJobSeesHowMuchOthersQueueForTheClustersItWaitsOn) {
+  // Every G1 cluster u may use (east-ded, east-shr; west is denied to it) is full. u's 4-device
+  // job waits; its demand counts as queue pressure, shared over the two clusters: 2 each. A
+  // second job of u is told so beside each Busy cluster — its own demand left out — and once
+  // the first is cancelled, nobody else queues there.
+  Fill("east-ded", 8, 0);
+  Fill("east-shr", 8, 0);
+  JobId first = h.Submit(G1Job("u-first", 4, "u"), kSec);
+  JobId second = h.Submit(G1Job("u-second", 2, "u"), 2 * kSec);
+  h.RunUntil(2 * kSec);
+  ASSERT_EQ(h.engine->job(second).state, JobState::kPending);
+  const std::string detail = h.engine->job(second).detail;
+  EXPECT_NE(detail.find("east-ded: Busy (0 G1 free of 2 needed; 2 more wanted by other pending "
+                        "jobs)"),
+            std::string::npos)
+      << detail;
+  EXPECT_NE(detail.find("east-shr: Busy (0 G1 free of 2 needed; 2 more wanted by other pending "
+                        "jobs)"),
+            std::string::npos)
+      << detail;
+  h.engine->Cancel(first, 3 * kSec);
+  h.RunUntil(3 * kSec + kMin);
+  EXPECT_NE(h.engine->job(second).detail.find("east-ded: Busy (0 G1 free of 2 needed)"),
+            std::string::npos)
+      << h.engine->job(second).detail;
+  // With the queue empty, no pressure is left anywhere.
+  h.engine->Cancel(second, 4 * kMin);
+  h.RunUntil(4 * kMin);
+  for (uint32_t c = 0; c < h.spec.clusters.size(); ++c)
+    EXPECT_EQ(h.engine->summaries().Pressure(c, ~ModelMask{0}), 0) << h.spec.clusters[c].name;
+}
+
 }  // namespace
 }  // namespace tessera
