@@ -13,6 +13,7 @@ void RegisterFleet(CLI::App& app, std::ostream& out, std::ostream& err, int& cod
 void RegisterPlace(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
 void RegisterSim(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
 void RegisterSimRun(CLI::App* sim, std::ostream& out, std::ostream& err, int& code);
+void RegisterSimCompare(CLI::App* sim, std::ostream& out, std::ostream& err, int& code);
 // Register last: the script is generated from every command registered before it.
 void RegisterCompletion(CLI::App& app, std::ostream& out, int& code);
 

@@ -1,5 +1,5 @@
 // tessera sim ...: simulations. `sim fgd` is the FGD placement experiment; `sim run` replays
-// a workload through the engine.
+// a workload through the engine; `sim compare` sets two runs of one workload side by side.
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/sim_fgd_cmd.h"
@@ -33,6 +33,7 @@ void RegisterSim(CLI::App& app, std::ostream& out, std::ostream& err, int& code)
                   "pod list's folder)");
   fgd->callback([args, &out, &err, &code] { code = RunSimFgd(*args, out, err); });
   RegisterSimRun(sim, out, err, code);
+  RegisterSimCompare(sim, out, err, code);
 }
 
 }  // namespace tessera::cli

@@ -4,16 +4,13 @@
 #include <cmath>
 
 #include "sched/policy_match.h"
+#include "sim/run_stats.h"
 
 namespace tessera {
 namespace {
 
 constexpr double kDayMs = 24.0 * 3600.0 * 1000.0;
 constexpr Millis kForever = Millis{10} * 365 * 24 * 3600 * 1000;  // replicas run until cancelled
-
-double Round3(double v) {
-  return std::round(v * 1000.0) / 1000.0;
-}
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 
 #include "engine/engine.h"
 #include "sched/fragmentation.h"
+#include "sim/run_stats.h"
 #include "sim/services.h"
 #include "sim/sim_backend.h"
 
@@ -28,16 +29,6 @@ std::vector<std::string> SimPolicyNames() {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-double Round3(double v) {
-  return std::round(v * 1000.0) / 1000.0;
-}
-
-// The nearest-rank percentile `p` (0..100) of sorted, non-empty `v`.
-double NearestRank(const std::vector<double>& v, double p) {
-  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
-  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
-}
 
 // The distribution as its percentiles 0, 1, ..., 100 (empty when there is nothing).
 json Percentiles(std::vector<double> v) {
@@ -73,26 +64,6 @@ json AllocationByModel(const Spec& spec, const std::vector<double>& area,
           {"gpu", share(kind_area[0], kind_capacity[0])},
           {"npu", share(kind_area[1], kind_capacity[1])},
           {"by_model", by_model}};
-}
-
-json Summary(std::vector<double> v) {
-  json s = json::object();
-  s["count"] = v.size();
-  if (v.empty()) {
-    for (const char* k : {"mean", "p50", "p95", "p99"})
-      s[k] = nullptr;
-    return s;
-  }
-  std::sort(v.begin(), v.end());
-  double sum = 0;
-  for (double x : v)
-    sum += x;
-  auto pct = [&](double p) { return NearestRank(v, p); };
-  s["mean"] = Round3(sum / static_cast<double>(v.size()));
-  s["p50"] = Round3(pct(50));
-  s["p95"] = Round3(pct(95));
-  s["p99"] = Round3(pct(99));
-  return s;
 }
 
 // Forwards the backend's reports to the engine, which exists only after the backend.

@@ -714,6 +714,77 @@ TEST(SimRun, TheWeekLongComparisonOfTheDocsWritesEveryFigureOfItsTable) {
   }
   EXPECT_GT(both, 1000);
   EXPECT_GT(reading, 300);
+  // The docs' `sim compare` lines, on these two runs: over the jobs both started, coordinated
+  // queues no longer than isolated, in all and in every class.
+  std::istringstream doc_again(Read(kSource + "/docs/simulation.md"));
+  int compares = 0;
+  for (std::string line; std::getline(doc_again, line);) {
+    if (line.rfind("    tessera sim compare /tmp/week-isolated /tmp/week-coordinated", 0) != 0)
+      continue;
+    ++compares;
+    std::string compare = line.substr(4 + std::string("tessera ").size());
+    compare.replace(compare.find("/tmp/week-isolated"), std::string("/tmp/week-isolated").size(),
+                    (out / "isolated").string());
+    compare.replace(compare.find("/tmp/week-coordinated"),
+                    std::string("/tmp/week-coordinated").size(), (out / "coordinated").string());
+    std::string shown;
+    ASSERT_EQ(Tessera(compare, &shown), 0) << compare << "\n" << shown;
+    if (compare.find("-o json") == std::string::npos) {
+      EXPECT_NE(shown.find("jobs both runs started"), std::string::npos) << shown;
+      continue;
+    }
+    const json cmp = json::parse(shown);
+    EXPECT_EQ(cmp["policy"], "backfill");
+    EXPECT_LE(cmp["jobs"]["both"].get<int>(), both);  // service replicas left out
+    EXPECT_GT(cmp["jobs"]["both"].get<int>(), 1000);
+    EXPECT_EQ(cmp["jobs"]["only_base"].get<int>(), 0);
+    EXPECT_GT(cmp["jobs"]["only_other"].get<int>(), 0);
+    EXPECT_LE(cmp["queue_s"]["all"]["other"]["mean"].get<double>(),
+              cmp["queue_s"]["all"]["base"]["mean"].get<double>());
+    for (const auto& [cls, q] : cmp["queue_s"]["per_class"].items())
+      EXPECT_LE(q["other"]["mean"].get<double>(), q["base"]["mean"].get<double>()) << cls;
+  }
+  EXPECT_EQ(compares, 2);
+  fs::remove_all(out);
+}
+
+TEST(SimCompare, ABadOrMissingLogIsAnErrorNamingTheFileAndLine) {
+  // Two hand-written runs: the other's log has a start without its submission time. Then a
+  // directory with no run, and one with runs of two policies but no --policy.
+  const fs::path out = TempDir("compare");
+  fs::create_directories(out / "a" / "fifo");
+  fs::create_directories(out / "b" / "fifo");
+  std::ofstream(out / "a" / "fifo" / "decisions.jsonl")
+      << R"({"t_s":5,"kind":"start","job":"x","submitted_s":1,"class":"batch"})"
+      << "\n";
+  std::ofstream(out / "b" / "fifo" / "decisions.jsonl")
+      << R"({"t_s":2,"kind":"start","job":"x","submitted_s":1,"class":"batch"})"
+      << "\n"
+      << R"({"t_s":3,"kind":"start","job":"y","class":"batch"})"
+      << "\n";
+  std::string text;
+  EXPECT_EQ(Tessera("sim compare " + (out / "a").string() + " " + (out / "b").string(), &text), 2);
+  EXPECT_NE(text.find((out / "b" / "fifo" / "decisions.jsonl").string() +
+                      ":2: a start without \"submitted_s\""),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(Tessera("sim compare " + out.string() + " " + (out / "b").string(), &text), 2);
+  EXPECT_NE(text.find("no run here"), std::string::npos) << text;
+  fs::create_directories(out / "a" / "las");
+  std::ofstream(out / "a" / "las" / "decisions.jsonl") << "";
+  EXPECT_EQ(Tessera("sim compare " + (out / "a").string() + " " + (out / "b").string(), &text), 2);
+  EXPECT_NE(text.find("several policies: name one with --policy"), std::string::npos) << text;
+  // Named, and the other log fixed: a table.
+  std::ofstream(out / "b" / "fifo" / "decisions.jsonl")
+      << R"({"t_s":2,"kind":"start","job":"x","submitted_s":1,"class":"batch"})"
+      << "\n";
+  EXPECT_EQ(
+      Tessera("sim compare " + (out / "a").string() + " " + (out / "b").string() + " --policy fifo",
+              &text),
+      0)
+      << text;
+  EXPECT_NE(text.find("queueing delay over the 1 jobs both runs started"), std::string::npos)
+      << text;
   fs::remove_all(out);
 }
 
