@@ -975,7 +975,7 @@ void Engine::ReclaimIdle(TimeMs now) {
 
 // ---- starting and stopping runs ----
 
-void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs now) {
+void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs now, Millis wait) {
   if (j.state == JobState::kPending) Dequeue(j);
   j.placements = std::move(placed.placements);
   j.level = placed.level;
@@ -985,9 +985,9 @@ void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs n
   ++j.generation;
   j.idle_since.reset();
   j.idle_noticed = false;
-  j.last_start = now;
-  if (!j.first_start) j.first_start = now;
-  j.estimated_end = EstimatedEnd(j, now, RunSpeed(j));
+  j.last_start = now + wait;
+  if (!j.first_start) j.first_start = j.last_start;
+  j.estimated_end = EstimatedEnd(j, j.last_start, RunSpeed(j));
   quotas_.Charge(j.job.tenant, PerModel(j.placements));
   for (const Placement& p : j.placements) {
     AdjustFree(p.node, p, -1);
@@ -1586,6 +1586,10 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
     victims.push_back(released[i]);
   }
   std::sort(victims.begin(), victims.end());
+  // A rule's grace period: each victim checkpoints on the signal and exits within it, losing
+  // nothing; the preemptor's processes start when it is over. Without a rule, or reclaiming,
+  // victims stop at once and lose the work since their last checkpoint.
+  const Millis grace = rule && reclaim == 0 && holds == 0 ? rule->grace_period : 0;
   for (uint32_t id : victims) {
     JobRecord& v = jobs_[id];
     std::string cause = holds                     ? "reservation-reclaim"
@@ -1593,10 +1597,12 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
                         : v.priority < j.priority ? "priority"
                                                   : std::string(ordering_.name());
     // Its devices are released already; finish the stop.
+    v.stop_grace = grace;
     backend_.Stop(v, cs.now);
+    v.stop_grace = 0;
     v.placements = saved[std::find(released.begin(), released.end(), id) - released.begin()];
     ForgetRun(v);
-    StopRun(v, cs.now, /*lose_since_checkpoint=*/true);
+    StopRun(v, cs.now, /*lose_since_checkpoint=*/grace == 0);
     v.state = JobState::kPending;
     v.reason = PendingReason::kPreempted;
     v.detail = "preempted by " + j.job.name;
@@ -1605,10 +1611,14 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
     Enqueue(v, cs.now);
     cs.stopped.insert(v.id.value());
     Record(v);
-    LogDecision(DecisionKind::kPreempt, v, "preempted-by:" + j.job.name + " " + cause, cs.now);
+    LogDecision(DecisionKind::kPreempt, v,
+                "preempted-by:" + j.job.name + " " + cause +
+                    (grace > 0 ? " grace " + FormatDuration(grace) : ""),
+                cs.now);
     ++counters_.preemptions;
   }
-  Start(j, std::move(*placed), "preempted " + std::to_string(victims.size()) + " job(s)", cs.now);
+  Start(j, std::move(*placed), "preempted " + std::to_string(victims.size()) + " job(s)", cs.now,
+        victims.empty() ? 0 : grace);
   return true;
 }
 

@@ -202,7 +202,8 @@ class Engine final : public EventSink {
   std::vector<bool> BurstBlocks(const JobRecord& j, const Compiled& c, TimeMs now) const;
   std::string BurstWhy(const JobRecord& j, const Compiled& c, TimeMs now) const;
   std::vector<uint16_t> ByAdvantage(const Compiled& c) const;
-  void Start(JobRecord& j, GangResult placed, std::string reason, TimeMs now);
+  // `wait`: the grace period of the jobs it preempted; its processes start after it.
+  void Start(JobRecord& j, GangResult placed, std::string reason, TimeMs now, Millis wait = 0);
   // Stops a running job and returns it to pending (preempted or lost) or ends it.
   void StopRun(JobRecord& j, TimeMs now, bool keep_progress_from_checkpoint);
   void Requeue(JobRecord& j, TimeMs now, PendingReason why, DecisionKind kind, std::string reason);

@@ -74,6 +74,8 @@ struct JobRecord {
   // Its place in first-come order: the submission, or when an idle reclaim sent it to the back.
   TimeMs arrival_order = 0;
   std::optional<TimeMs> first_start;
+  // When the current run's processes start: the decision's time, or later by the grace period
+  // of the jobs it preempted (they checkpoint and exit first).
   TimeMs last_start = 0;
   std::optional<TimeMs> finished;
 
@@ -95,6 +97,10 @@ struct JobRecord {
   std::optional<TimeMs> idle_since;
   bool idle_noticed = false;
   bool borrowing = false;  // the run uses capacity beyond its tenant's guarantee
+  // Set for the backend's Stop of a preempted run: the time it has to checkpoint and exit
+  // (its preemption rule's gracePeriod; 0 = stop at once, losing the work since the last
+  // checkpoint).
+  Millis stop_grace = 0;
   // On a fleet of several clusters: why the current run's cluster was chosen (its score, the
   // other candidates, the clusters passed over and why).
   std::string where;

@@ -47,10 +47,12 @@ class Store {
 class Backend {
  public:
   virtual ~Backend() = default;
-  // Launches the job's current run (job.placements, job.generation); completion is reported
-  // through the engine's EventSink as kFinish or kFail with that generation.
+  // Launches the job's current run (job.placements, job.generation); its processes start at
+  // job.last_start (later than now when the run waits for preempted jobs to exit). Completion
+  // is reported through the engine's EventSink as kFinish or kFail with that generation.
   virtual void Launch(const JobRecord& job, TimeMs now) = 0;
-  // Stops the current run (preempted, cancelled, node lost). No event follows.
+  // Stops the current run (preempted, cancelled, node lost), giving it job.stop_grace to
+  // checkpoint and exit. No event follows.
   virtual void Stop(const JobRecord& job, TimeMs now) = 0;
 };
 

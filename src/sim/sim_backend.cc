@@ -81,15 +81,16 @@ void SimBackend::Launch(const JobRecord& job, TimeMs now) {
   CHECK(i < remaining_.size()) << "job " << job.job.name << " has no work in the simulation";
   rate_[i] = Rate(job);
   double ms = remaining_[i] * kMilliPerUnit / rate_[i];
+  const TimeMs begins = std::max(now, job.last_start);
   Event e;
-  e.time = now + std::max<Millis>(1, static_cast<Millis>(std::ceil(ms)));
+  e.time = begins + std::max<Millis>(1, static_cast<Millis>(std::ceil(ms)));
   e.kind = EventKind::kFinish;
   e.job = job.id;
   e.generation = job.generation;
   sink_.Post(e);
   if (i < idle_after_.size() && idle_after_[i] > 0) {
     Event idle;
-    idle.time = now + idle_after_[i];
+    idle.time = begins + idle_after_[i];
     idle.kind = EventKind::kUtilization;
     idle.job = job.id;
     idle.generation = job.generation;
@@ -101,7 +102,10 @@ void SimBackend::Launch(const JobRecord& job, TimeMs now) {
 void SimBackend::Stop(const JobRecord& job, TimeMs now) {
   size_t i = job.id.value();
   Millis elapsed = std::max<Millis>(0, now - job.last_start);
-  Millis kept = elapsed - LostSinceCheckpoint(job.last_start, now, job.job.checkpoint_interval);
+  // With a grace period the run checkpoints on the signal and keeps all it did.
+  Millis kept = job.stop_grace > 0 ? elapsed
+                                   : elapsed - LostSinceCheckpoint(job.last_start, now,
+                                                                   job.job.checkpoint_interval);
   remaining_[i] =
       std::max(0.0, remaining_[i] - static_cast<double>(kept) * rate_[i] / kMilliPerUnit);
 }

@@ -223,7 +223,8 @@ TEST(Governance, PreemptionRulesRestrictWhoMayPreemptWhom) {
   ASSERT_EQ(h.engine->job(t1).state, JobState::kRunning);
   EXPECT_EQ(h.engine->job(batch).state, JobState::kPending);
   EXPECT_EQ(h.engine->job(eval).state, JobState::kRunning);
-  EXPECT_EQ(Preemptions(h), std::vector<std::string>{"batch preempted-by:t1 priority"});
+  // The rule's grace period, 30 s by default, is in the log.
+  EXPECT_EQ(Preemptions(h), std::vector<std::string>{"batch preempted-by:t1 priority grace 30s"});
 
   // A second training job would need the eval's devices: not a victim class, so it waits.
   JobId t2 = h.Submit(job("t2", WorkloadClass::kTraining, "high", 8), 20 * kSec);
@@ -234,6 +235,46 @@ TEST(Governance, PreemptionRulesRestrictWhoMayPreemptWhom) {
   EXPECT_EQ(h.engine->job(e2).state, JobState::kPending);
   EXPECT_EQ(h.engine->job(eval).state, JobState::kRunning);
   EXPECT_EQ(Preemptions(h).size(), 1u);
+}
+
+TEST(Governance, AGracePeriodLetsTheVictimCheckpointAndDelaysThePreemptor) {
+  // A batch job (16 devices, checkpoints every 10 minutes) has run 25 minutes when high-priority
+  // training arrives and preempts it. Without a rule it stops at once and loses the 5 minutes
+  // since its last checkpoint; the training starts at once. Under a rule with a 5-minute grace
+  // period it checkpoints on the signal and loses nothing; the training's processes start when
+  // the grace period is over.
+  constexpr TimeMs kMin = 60 * kSec;
+  const std::string with_rule = testing::kEngineFleet + R"(policies:
+  - name: training-preempts-gently
+    kind: preemption
+    match: {classes: [training]}
+    gracePeriod: 5m
+)";
+  for (const std::string* fleet : {&testing::kEngineFleet, &with_rule}) {
+    const bool grace = fleet == &with_rule;
+    Harness h("fifo", /*backfill=*/true, *fleet);
+    Job batch = MakeJob(h.spec, "batch", 16, 1000 * kMin);
+    batch.job_class = WorkloadClass::kBatch;
+    batch.priority = "low";
+    batch.preemptible = true;
+    batch.checkpoint_interval = 10 * kMin;
+    JobId b = h.Submit(batch, 0);
+    h.RunUntil(0);
+    Job training = MakeJob(h.spec, "training", 16, 100 * kMin);
+    training.priority = "high";
+    JobId t = h.Submit(training, 25 * kMin);
+    h.RunUntil(25 * kMin);
+    ASSERT_EQ(h.engine->job(t).state, JobState::kRunning) << grace;
+    ASSERT_EQ(h.engine->job(b).state, JobState::kPending) << grace;
+    const JobRecord& victim = h.engine->job(b);
+    EXPECT_EQ(victim.kept_ms, grace ? 25 * kMin : 20 * kMin) << grace;
+    EXPECT_EQ(victim.lost_device_ms, grace ? 0.0 : 16.0 * 5 * kMin) << grace;
+    EXPECT_EQ(h.engine->job(t).last_start, grace ? 30 * kMin : 25 * kMin) << grace;
+    EXPECT_EQ(h.engine->job(t).first_start, grace ? 30 * kMin : 25 * kMin) << grace;
+    EXPECT_EQ(Preemptions(h),
+              std::vector<std::string>{grace ? "batch preempted-by:training priority grace 5m"
+                                             : "batch preempted-by:training priority"});
+  }
 }
 
 TEST(Governance, APreemptionRuleMayOpenNonPreemptibleVictimsInItsRegionsOnly) {
@@ -292,7 +333,7 @@ policies:
   EXPECT_EQ(cluster(t1), "e") << h.engine->job(t1).detail;
   EXPECT_EQ(h.engine->job(in_east).state, JobState::kPending);
   EXPECT_EQ(Preemptions(h), std::vector<std::string>{h.engine->job(in_east).job.name +
-                                                     " preempted-by:t1 priority"});
+                                                     " preempted-by:t1 priority grace 30s"});
   // A second one would need the west job: outside the rule's regions, so it waits.
   JobId t2 = h.Submit(job(h, "t2", "high", WorkloadClass::kTraining), 20 * kSec);
   h.RunUntil(20 * kSec);
