@@ -8,6 +8,7 @@ namespace tessera {
 namespace {
 
 constexpr size_t kMaxInPlace = 8;  // device models on one node updated in place
+constexpr uint32_t kNoLeaf = UINT32_MAX;
 
 }  // namespace
 
@@ -17,6 +18,7 @@ ClusterSummaries::ClusterSummaries(const Spec& spec, const CellState& cell) : ce
     Summary& s = clusters_[c];
     s.domain = cell.ClusterDomain(static_cast<uint32_t>(c));
     s.node_free.resize(cell.model_count());
+    s.leaf_free.resize(cell.model_count());
     s.price.assign(cell.model_count(), 0);
     s.pressure.assign(cell.model_count(), 0);
     for (const auto& [model, price] : spec.clusters[c].price_per_device_hour) {
@@ -40,8 +42,10 @@ void ClusterSummaries::Add(uint32_t node, int sign) {
   Summary& s = clusters_[cell_.node(node).cluster];
   if (sign < 0) {
     if (!share.counted) return;
-    for (const auto& [model, free] : share.free)
+    for (const auto& [model, free] : share.free) {
       s.node_free[model].erase(s.node_free[model].find(free));
+      MoveLeaf(node, model, -free);
+    }
     s.node_cpu.erase(s.node_cpu.find(share.cpu));
     --s.schedulable;
     share = Share{};
@@ -60,8 +64,10 @@ void ClusterSummaries::Add(uint32_t node, int sign) {
       it->second += d.free;
     }
   }
-  for (const auto& [model, free] : share.free)
+  for (const auto& [model, free] : share.free) {
     s.node_free[model].insert(free);
+    MoveLeaf(node, model, free);
+  }
   share.cpu = n.cpu_free;
   s.node_cpu.insert(share.cpu);
   ++s.schedulable;
@@ -109,6 +115,7 @@ void ClusterSummaries::Touch(uint32_t node) {
       };
       for (size_t i = 0; i < count; ++i) {
         move(s.node_free[now[i].first], share.free[i].second, now[i].second);
+        MoveLeaf(node, now[i].first, now[i].second - share.free[i].second);
         share.free[i].second = now[i].second;
       }
       move(s.node_cpu, share.cpu, n.cpu_free);
@@ -132,6 +139,33 @@ Milli ClusterSummaries::Capacity(uint32_t cluster, ModelMask mask) const {
 
 Milli ClusterSummaries::LargestNodeFree(uint32_t cluster, uint16_t model) const {
   const auto& free = clusters_[cluster].node_free;
+  if (model >= free.size() || free[model].empty()) return 0;
+  return *free[model].rbegin();
+}
+
+uint32_t ClusterSummaries::LeafOf(uint32_t node) {
+  if (node >= node_leaf_.size()) node_leaf_.resize(node + 1, kNoLeaf);
+  if (node_leaf_[node] == kNoLeaf) {
+    const NodeState& n = cell_.node(node);
+    auto [it, added] =
+        leaf_index_.try_emplace({n.cluster, n.leaf}, static_cast<uint32_t>(leaf_totals_.size()));
+    if (added) leaf_totals_.emplace_back(cell_.model_count(), 0);
+    node_leaf_[node] = it->second;
+  }
+  return node_leaf_[node];
+}
+
+void ClusterSummaries::MoveLeaf(uint32_t node, uint16_t model, Milli delta) {
+  if (delta == 0) return;
+  Milli& total = leaf_totals_[LeafOf(node)][model];
+  std::multiset<Milli>& set = clusters_[cell_.node(node).cluster].leaf_free[model];
+  if (total > 0) set.erase(set.find(total));
+  total += delta;
+  if (total > 0) set.insert(total);
+}
+
+Milli ClusterSummaries::LargestLeafFree(uint32_t cluster, uint16_t model) const {
+  const auto& free = clusters_[cluster].leaf_free;
   if (model >= free.size() || free[model].empty()) return 0;
   return *free[model].rbegin();
 }

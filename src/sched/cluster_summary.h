@@ -4,6 +4,9 @@
 //   free and capacity per model  — the cell's cluster-domain totals (exact);
 //   the largest free share on one node per model, and the most free CPU on one node — a
 //                                  sorted multiset per cluster, updated when a node changes;
+//   the most free devices of a model under one leaf switch — the leaves' totals, and a
+//                                  sorted multiset of them per cluster, moved by a node's
+//                                  change;
 //   health                       — schedulable nodes out of the cluster's nodes;
 //   price per device-hour        — from the fleet configuration;
 //   queue pressure per model     — the device demand of the pending jobs that may run there,
@@ -18,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <utility>
 #include <vector>
@@ -43,6 +47,8 @@ class ClusterSummaries {
   // The most free milli of one model on one schedulable node of the cluster.
   Milli LargestNodeFree(uint32_t cluster, uint16_t model) const;
   Milli LargestNodeCpu(uint32_t cluster) const;
+  // The most free milli of one model under one leaf switch of the cluster.
+  Milli LargestLeafFree(uint32_t cluster, uint16_t model) const;
   // Schedulable nodes / nodes; 0 for a cluster without nodes.
   double Health(uint32_t cluster) const;
   ModelMask models(uint32_t cluster) const { return clusters_[cluster].models; }
@@ -60,6 +66,7 @@ class ClusterSummaries {
     uint32_t nodes = 0;
     uint32_t schedulable = 0;
     std::vector<std::multiset<Milli>> node_free;  // by model: one entry per schedulable node
+    std::vector<std::multiset<Milli>> leaf_free;  // by model: one entry per leaf with some free
     std::multiset<Milli> node_cpu;
     std::vector<Milli> price;     // by model
     std::vector<Milli> pressure;  // by model
@@ -71,10 +78,17 @@ class ClusterSummaries {
     Milli cpu = 0;
   };
   void Add(uint32_t node, int sign);
+  // The node's leaf: its index in leaf_totals_ (assigned on first sight).
+  uint32_t LeafOf(uint32_t node);
+  // Moves the leaf's free total of the model by `delta` in its cluster's multiset.
+  void MoveLeaf(uint32_t node, uint16_t model, Milli delta);
 
   const CellState& cell_;
   std::vector<Summary> clusters_;
-  std::vector<Share> shares_;  // by node
+  std::vector<Share> shares_;                                    // by node
+  std::map<std::pair<uint32_t, int32_t>, uint32_t> leaf_index_;  // (cluster, leaf) -> index
+  std::vector<uint32_t> node_leaf_;                              // by node; kNoLeaf unset
+  std::vector<std::vector<Milli>> leaf_totals_;                  // by leaf index, by model
   Milli max_price_ = 0;
 };
 

@@ -44,6 +44,8 @@ GlobalRequest MakeGlobalRequest(const Spec& spec, const RegionPaths& paths, cons
     r.largest_task = std::max(r.largest_task, each);
     r.largest_task_cpu = std::max(r.largest_task_cpu, g.request.cpu);
   }
+  r.require =
+      job.gang.require < TopologyLevel::kCluster ? job.gang.require : TopologyLevel::kCluster;
   r.transfer.assign(spec.clusters.size(), 0);
   for (size_t c = 0; c < spec.clusters.size(); ++c) {
     for (DatasetId d : job.datasets) {
@@ -124,11 +126,13 @@ GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
       if (models == 0) continue;
       Milli capacity = summaries.Capacity(c, models);
       Milli free = summaries.Free(c, models);
-      Milli largest = 0;
+      Milli largest = 0, largest_leaf = 0;
       Milli cheapest = -1;
       for (ModelMask m = models; m != 0; m &= m - 1) {
         uint16_t model = static_cast<uint16_t>(std::countr_zero(m));
         largest = std::max(largest, summaries.LargestNodeFree(c, model));
+        if (request.require == TopologyLevel::kLeaf)
+          largest_leaf = std::max(largest_leaf, summaries.LargestLeafFree(c, model));
         Milli price = summaries.Price(c, model);
         if (cheapest < 0 || price < cheapest) cheapest = price;
       }
@@ -142,6 +146,10 @@ GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
                    free, request.devices, std::max<Milli>(0, summaries.Pressure(c, models) - own)};
       } else if (largest < request.largest_task) {
         why = Passed{c, PassCode::kFragmented, models, largest, request.largest_task};
+      } else if (request.require <= TopologyLevel::kNode && largest < request.devices) {
+        why = Passed{c, PassCode::kNoNode, models, largest, request.devices};
+      } else if (request.require == TopologyLevel::kLeaf && largest_leaf < request.devices) {
+        why = Passed{c, PassCode::kNoLeaf, models, largest_leaf, request.devices};
       }
       if (why) {
         if (!first_why) first_why = why;
@@ -212,8 +220,13 @@ std::string DescribePassed(const Spec& spec, const GlobalRequest& request,
               ")";
         break;
       case PassCode::kFragmented:
+      case PassCode::kNoNode:
         why = "Fragmented (no node with " + FormatMilli(p.need) + " free " +
               ModelNames(spec, p.models) + ")";
+        break;
+      case PassCode::kNoLeaf:
+        why = "Fragmented (no leaf switch with " + FormatMilli(p.need) + " free " +
+              ModelNames(spec, p.models) + "; at most " + FormatMilli(p.have) + ")";
         break;
     }
     out += (out.empty() ? "" : ", ") + cluster.name + ": " + why;

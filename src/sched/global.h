@@ -40,7 +40,10 @@ struct GlobalRequest {
   JobConstraints constraints;
   // The model preference, best first: (speed, models). Empty for a CPU-only job.
   std::vector<std::pair<Milli, ModelMask>> model_steps;
-  Milli devices = 0;       // device milli of the whole gang
+  Milli devices = 0;  // device milli of the whole gang
+  // The loosest level the gang may span (kCluster for kAny and looser): a cluster where no
+  // node or leaf switch holds the gang, as it requires, is passed over.
+  TopologyLevel require = TopologyLevel::kCluster;
   Milli largest_task = 0;  // device milli of its largest task (one node)
   Milli largest_task_cpu = 0;
   std::vector<Millis> transfer;  // by cluster: time to bring the job's datasets there
@@ -74,6 +77,8 @@ enum class PassCode : uint8_t {
   kTooSmall,     // fewer devices of the models (have) than the job needs (need), even empty
   kBusy,         // fewer free (have) than needed (need)
   kFragmented,   // no node with the largest task's devices free (need)
+  kNoNode,       // the gang must fit on one node: none has its devices free (need)
+  kNoLeaf,       // the gang must fit under one leaf switch: none has its devices free (need)
 };
 
 struct Passed {

@@ -329,5 +329,70 @@ TEST_F(GlobalLayer, APendingJobSeesHowMuchOthersQueueForTheClustersItWaitsOn) {
     EXPECT_EQ(h.engine->summaries().Pressure(c, ~ModelMask{0}), 0) << h.spec.clusters[c].name;
 }
 
+TEST(GlobalLayerTopology, AClusterWhoseLeavesCannotHoldAGangIsPassedOver) {
+  // A gang of 6 one-device tasks that must stay under one leaf switch. `cheap` has 8 free G1
+  // but one node (4) per leaf; `dear` has two nodes (8) under one leaf. The summaries know the
+  // most free under one leaf of each cluster: cheap is passed over as fragmented, dear takes the
+  // gang. A second such gang finds dear busy (2 left) and cheap still fragmented: it waits,
+  // and starts in dear once the first ends.
+  const std::string fleet = R"(deviceModels:
+  - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
+regions:
+  - name: r
+clusters:
+  - name: cheap
+    region: r
+    tier: dedicated
+    prices: {G1: 5}
+    nodeGroups:
+      - {name: n, count: 2, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4},
+         topology: {nodesPerLeaf: 1}}
+  - name: dear
+    region: r
+    tier: dedicated
+    prices: {G1: 10}
+    nodeGroups:
+      - {name: n, count: 2, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4},
+         topology: {nodesPerLeaf: 2}}
+tenants:
+  - name: t
+)";
+  Harness h("fifo", /*backfill=*/true, fleet);
+  const uint16_t g1 = static_cast<uint16_t>(h.spec.FindModel("G1")->value());
+  EXPECT_EQ(h.engine->summaries().LargestLeafFree(0, g1), 4000);
+  EXPECT_EQ(h.engine->summaries().LargestLeafFree(1, g1), 8000);
+  auto gang = [&](const std::string& name) {
+    Job j = MakeJob(h.spec, name, 6, 3600 * kSec);
+    j.gang.require = TopologyLevel::kLeaf;
+    return j;
+  };
+  JobId first = h.Submit(gang("first"), 0);
+  h.RunUntil(0);
+  ASSERT_TRUE(h.engine->job(first).running());
+  const uint32_t cluster = h.engine->cell().node(h.engine->job(first).placements[0].node).cluster;
+  EXPECT_EQ(h.spec.clusters[cluster].name, "dear");
+  std::string where;
+  for (const Decision& d : h.store.decisions())
+    if (d.job == first && d.kind == DecisionKind::kStart) where = d.where;
+  EXPECT_NE(where.find("cheap: Fragmented (no leaf switch with 6 free G1; at most 4)"),
+            std::string::npos)
+      << where;
+  EXPECT_EQ(h.engine->summaries().LargestLeafFree(1, g1), 2000);
+  JobId second = h.Submit(gang("second"), kSec);
+  h.RunUntil(kSec);
+  ASSERT_EQ(h.engine->job(second).state, JobState::kPending);
+  EXPECT_NE(h.engine->job(second).detail.find("cheap: Fragmented (no leaf switch"),
+            std::string::npos)
+      << h.engine->job(second).detail;
+  EXPECT_NE(h.engine->job(second).detail.find("dear: Busy (2 G1 free of 6 needed)"),
+            std::string::npos)
+      << h.engine->job(second).detail;
+  h.Finish(first, 100 * kSec);
+  h.RunUntil(100 * kSec);
+  EXPECT_TRUE(h.engine->job(second).running());
+  EXPECT_EQ(h.engine->summaries().LargestLeafFree(1, g1), 2000);
+  EXPECT_EQ(h.engine->summaries().LargestLeafFree(0, g1), 4000);
+}
+
 }  // namespace
 }  // namespace tessera
