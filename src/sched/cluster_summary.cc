@@ -137,13 +137,6 @@ Milli ClusterSummaries::Capacity(uint32_t cluster, ModelMask mask) const {
   return s.domain ? cell_.DomainDeviceCapacity(TopologyLevel::kCluster, *s.domain, mask) : 0;
 }
 
-Milli ClusterSummaries::TightestNodeFree(uint32_t cluster, uint16_t model, Milli need) const {
-  const auto& free = clusters_[cluster].node_free;
-  if (model >= free.size()) return 0;
-  auto it = free[model].lower_bound(std::max<Milli>(need, 1));
-  return it == free[model].end() ? 0 : *it;
-}
-
 Milli ClusterSummaries::LargestNodeFree(uint32_t cluster, uint16_t model) const {
   const auto& free = clusters_[cluster].node_free;
   if (model >= free.size() || free[model].empty()) return 0;

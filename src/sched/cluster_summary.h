@@ -46,9 +46,6 @@ class ClusterSummaries {
   Milli Capacity(uint32_t cluster, ModelMask mask) const;
   // The most free milli of one model on one schedulable node of the cluster.
   Milli LargestNodeFree(uint32_t cluster, uint16_t model) const;
-  // The least free milli of one model on one schedulable node of the cluster that is still at
-  // least `need` (the tightest fit); 0 when no node has that much.
-  Milli TightestNodeFree(uint32_t cluster, uint16_t model, Milli need) const;
   Milli LargestNodeCpu(uint32_t cluster) const;
   // The most free milli of one model under one leaf switch of the cluster.
   Milli LargestLeafFree(uint32_t cluster, uint16_t model) const;

@@ -64,7 +64,6 @@ GlobalRequest MakeGlobalRequest(const Spec& spec, const RegionPaths& paths, cons
     r.w_locality = static_cast<double>(w.locality) / 1000.0;
     r.w_balance = static_cast<double>(w.balance) / 1000.0;
     r.w_spread = static_cast<double>(w.spread) / 1000.0;
-    r.w_fragmentation = static_cast<double>(w.fragmentation) / 1000.0;
   }
   return r;
 }
@@ -164,21 +163,7 @@ GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
                                                static_cast<double>(summaries.max_price())
                                          : 0.0;
       s.balance = request.w_balance * static_cast<double>(free) / static_cast<double>(capacity);
-      // Best fit across clusters: the node that fits the largest task most tightly, and what
-      // it leaves free of that model, in devices (at most one counted): a cluster where the
-      // task fills a partly used node beats one where it breaks into an empty node.
-      Milli tightest = 0;
-      for (ModelMask m = models; m != 0; m &= m - 1) {
-        const Milli t = summaries.TightestNodeFree(c, static_cast<uint16_t>(std::countr_zero(m)),
-                                                   request.largest_task);
-        if (t > 0 && (tightest == 0 || t < tightest)) tightest = t;
-      }
-      if (tightest > 0) {
-        s.fragmentation = -request.w_fragmentation *
-                          std::min(1.0, static_cast<double>(tightest - request.largest_task) /
-                                            static_cast<double>(8 * kMilliPerUnit));
-      }
-      s.score = s.speed + s.cost + s.locality + s.balance + s.spread + s.fragmentation;
+      s.score = s.speed + s.cost + s.locality + s.balance + s.spread;
       out.candidates.push_back(s);
     }
     if (out.candidates.size() == before) {
@@ -259,8 +244,7 @@ std::string DescribeChoice(const Spec& spec, const GlobalRequest& request,
     out = name(chosen) + " (" + std::string(ClusterTierName(spec.clusters[chosen].tier)) + ", " +
           ModelNames(spec, s.models) + ", score " + Fixed(s.score) + " = speed " + Fixed(s.speed) +
           " cost " + Fixed(s.cost) + " locality " + Fixed(s.locality) + " balance " +
-          Fixed(s.balance) + " fragmentation " + Fixed(s.fragmentation) +
-          (choice.spread ? " spread " + Fixed(s.spread) : "") + ")";
+          Fixed(s.balance) + (choice.spread ? " spread " + Fixed(s.spread) : "") + ")";
     break;
   }
   if (out.empty()) out = name(chosen);

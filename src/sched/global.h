@@ -47,7 +47,7 @@ struct GlobalRequest {
   Milli largest_task = 0;  // device milli of its largest task (one node)
   Milli largest_task_cpu = 0;
   std::vector<Millis> transfer;  // by cluster: time to bring the job's datasets there
-  double w_speed = 1, w_cost = 1, w_locality = 1, w_balance = 1, w_spread = 1, w_fragmentation = 1;
+  double w_speed = 1, w_cost = 1, w_locality = 1, w_balance = 1, w_spread = 1;
   // The share of the job's own pending demand in each (cluster, model) queue pressure it
   // counts in (set by the engine; left out of what the decision log says others want).
   Milli pressure_share = 0;
@@ -63,8 +63,7 @@ struct ClusterScore {
   size_t step = 0;
   double score = 0;
   double speed = 0, cost = 0, locality = 0, balance = 0;  // the weighted parts
-  double spread = 0;         // a service replica's: minus the share of its siblings already there
-  double fragmentation = 0;  // minus what the tightest-fitting node leaves of a device
+  double spread = 0;  // a service replica's: minus the share of its siblings already there
 };
 
 // Why a cluster is not a candidate (formatted only when someone reads it).

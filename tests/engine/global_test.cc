@@ -92,7 +92,6 @@ policies:
     kind: weights
     match: {labels: {tessera.io/service: web}}
     balance: 0
-    fragmentation: 0
     spread: 1
   - name: eval-fallback
     kind: fallback
@@ -276,11 +275,11 @@ TEST_F(GlobalLayer, AStaleSummaryFallsBackToTheNextCandidate) {
 }
 
 TEST_F(GlobalLayer, AServicesReplicasSpreadOverClustersOfTheSameTier) {
-  // Replicas of service web (its weights: balance 0, fragmentation 0, spread 1). The first takes
-  // west-ded, the cheapest (cost -0.10 against east-ded's -0.20). With it there, west-ded's spread
-  // part is -1 (all the service's replicas are there; score 1 - 0.1 - 1): the second takes
-  // east-ded. The third finds one replica in each, and price decides again. Plain jobs with the
-  // same weights would all go west: the cost term alone decides for them.
+  // Replicas of service web (its weights: balance 0, spread 1). The first takes west-ded, the
+  // cheapest (cost -0.10 against east-ded's -0.20). With it there, west-ded's spread part is
+  // -1 (all the service's replicas are there; score 1 - 0.1 - 1): the second takes east-ded. The
+  // third finds one replica in each, and price decides again. Plain jobs with the same weights
+  // would all go west: the cost term alone decides for them.
   auto replica = [&](int i, TimeMs at) {
     Job j = G1Job("web/r" + std::to_string(i), 1);
     j.job_class = WorkloadClass::kInference;
@@ -393,64 +392,6 @@ tenants:
   EXPECT_TRUE(h.engine->job(second).running());
   EXPECT_EQ(h.engine->summaries().LargestLeafFree(1, g1), 2000);
   EXPECT_EQ(h.engine->summaries().LargestLeafFree(0, g1), 4000);
-}
-
-TEST(GlobalLayerTopology, ASmallJobFillsAPartlyUsedNodeRatherThanBreakAnEmptyOne) {
-  // Two identical clusters of two 4-G1 nodes; a 3-device job pinned to `used` leaves one of
-  // its nodes with a single free device. A one-device job (its weights: balance 0) goes where
-  // it fits most tightly: that device in `used`, leaving `empty`'s whole nodes for larger
-  // tasks (the fragmentation part: `used` 0, `empty` -3/8: a node of 4 free left with 3; score
-  // 1 - 0.375, printed 0.62). With the weight at 0
-  // the two clusters tie and the first declared, `empty`, wins.
-  const std::string fleet = R"(deviceModels:
-  - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
-regions:
-  - name: r
-clusters:
-  - name: empty
-    region: r
-    tier: dedicated
-    nodeGroups:
-      - {name: n, count: 2, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}
-  - name: used
-    region: r
-    tier: dedicated
-    nodeGroups:
-      - {name: n, count: 2, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}
-tenants:
-  - name: t
-policies:
-  - {name: pin, kind: constrain, match: {labels: {pin: used}}, allowClusters: [used]}
-  - {name: packing, kind: weights, match: {labels: {fit: tight}}, balance: 0, fragmentation: 1}
-  - {name: no-packing, kind: weights, match: {labels: {fit: any}}, balance: 0, fragmentation: 0}
-)";
-  Harness h("fifo", /*backfill=*/true, fleet);
-  auto cluster_of = [&](JobId id) {
-    const JobRecord& j = h.engine->job(id);
-    return j.running() ? h.spec.clusters[h.engine->cell().node(j.placements[0].node).cluster].name
-                       : std::string();
-  };
-  Job filler = MakeJob(h.spec, "filler", 3, 3600 * kSec);
-  filler.gang.require = TopologyLevel::kNode;
-  filler.labels["pin"] = "used";
-  JobId f = h.Submit(filler, 0);
-  h.RunUntil(0);
-  ASSERT_EQ(cluster_of(f), "used");
-  Job tight = MakeJob(h.spec, "tight", 1, 3600 * kSec);
-  tight.labels["fit"] = "tight";
-  JobId a = h.Submit(tight, kSec);
-  h.RunUntil(kSec);
-  EXPECT_EQ(cluster_of(a), "used");
-  EXPECT_EQ(h.engine->job(a).placements[0].node, h.engine->job(f).placements[0].node);
-  EXPECT_NE(h.engine->job(a).where.find("fragmentation 0.00"), std::string::npos)
-      << h.engine->job(a).where;
-  EXPECT_NE(h.engine->job(a).where.find("other candidates: empty 0.62"), std::string::npos)
-      << h.engine->job(a).where;
-  Job any = MakeJob(h.spec, "any", 1, 3600 * kSec);
-  any.labels["fit"] = "any";
-  JobId b = h.Submit(any, 2 * kSec);
-  h.RunUntil(2 * kSec);
-  EXPECT_EQ(cluster_of(b), "empty");
 }
 
 }  // namespace
