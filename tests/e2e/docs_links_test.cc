@@ -11,18 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "testutil/run_tessera.h"
+
 namespace tessera {
 namespace {
 
 namespace fs = std::filesystem;
 const fs::path kRoot = TESSERA_SOURCE_DIR;
-
-std::string Read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string Slug(const std::string& heading) {
   std::string slug;
@@ -40,7 +35,7 @@ std::string Slug(const std::string& heading) {
 
 std::set<std::string> Anchors(const fs::path& file) {
   std::set<std::string> anchors;
-  std::istringstream in(Read(file));
+  std::istringstream in(testing::ReadText(file));
   bool fenced = false;
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("```", 0) == 0) fenced = !fenced;
@@ -59,7 +54,7 @@ TEST(DocsLinks, EveryRelativeLinkAndAnchorResolves) {
   const std::regex link(R"(\]\(([^)\s]+)\))");
   int checked = 0;
   for (const fs::path& page : pages) {
-    std::string text = Read(page);
+    std::string text = testing::ReadText(page);
     for (auto it = std::sregex_iterator(text.begin(), text.end(), link);
          it != std::sregex_iterator(); ++it) {
       std::string target = (*it)[1];

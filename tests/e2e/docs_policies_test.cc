@@ -11,19 +11,13 @@
 #include <vector>
 
 #include "config/loader.h"
+#include "testutil/run_tessera.h"
 
 namespace tessera {
 namespace {
 
 namespace fs = std::filesystem;
 const fs::path kRoot = TESSERA_SOURCE_DIR;
-
-std::string Read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // The first ```yaml block of a page.
 std::string FirstYaml(const std::string& page) {
@@ -45,19 +39,19 @@ std::string Indent(const std::string& text) {
 
 TEST(DocsPolicies, EveryPagesExampleLoadsOnTheEnterpriseFleet) {
   const fs::path example = kRoot / "examples" / "enterprise";
-  const std::string policies = Read(example / "policies.yaml");
+  const std::string policies = testing::ReadText(example / "policies.yaml");
   const size_t rules = policies.find("\npolicies:");
   ASSERT_NE(rules, std::string::npos);
   const std::set<std::string> kinds = {"constrain",   "weights",  "preemption", "burst",
                                        "reservation", "fallback", "idleReclaim"};
   std::set<std::string> seen;
   for (const auto& entry : fs::directory_iterator(kRoot / "docs" / "policies")) {
-    const std::string snippet = FirstYaml(Read(entry.path()));
+    const std::string snippet = FirstYaml(testing::ReadText(entry.path()));
     ASSERT_FALSE(snippet.empty()) << entry.path();
     std::vector<SourceText> sources;
     for (const auto& file : fs::directory_iterator(example)) {
       if (file.path().filename() == "policies.yaml") continue;
-      sources.push_back({file.path().string(), Read(file.path())});
+      sources.push_back({file.path().string(), testing::ReadText(file.path())});
     }
     // The example's priority classes and other keys stay; its rules give way to the page's.
     sources.push_back(

@@ -32,13 +32,6 @@ fs::path TempDir(const std::string& tag) {
   return p;
 }
 
-std::string Read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 int Tessera(const std::string& args, std::string* out = nullptr) {
   std::string text;
   int code = testing::RunTessera(args, &text);
@@ -68,7 +61,7 @@ TEST(SimRun, GavelTraceUnderThreePoliciesWritesTheDocumentedOutputs) {
   for (const char* policy : {"fifo", "las", "hetero"}) {
     SCOPED_TRACE(policy);
     fs::path dir = out / policy;
-    json m = json::parse(Read(dir / "metrics.json"));
+    json m = json::parse(testing::ReadText(dir / "metrics.json"));
     EXPECT_EQ(m["policy"], policy);
     EXPECT_EQ(m["jobs"]["submitted"], 18);
     EXPECT_EQ(m["jobs"]["completed"], 18);
@@ -82,10 +75,10 @@ TEST(SimRun, GavelTraceUnderThreePoliciesWritesTheDocumentedOutputs) {
     // A job's completion time is at least its queueing time.
     EXPECT_GE(m["jct_s"]["mean"].get<double>(), m["queue_s"]["mean"].get<double>());
 
-    std::string series = Read(dir / "timeseries.csv");
+    std::string series = testing::ReadText(dir / "timeseries.csv");
     EXPECT_EQ(series.rfind("time_s,", 0), 0u) << series.substr(0, 80);
     // Every job starts and finishes in the decision log; each line is JSON with a reason.
-    std::istringstream log(Read(dir / "decisions.jsonl"));
+    std::istringstream log(testing::ReadText(dir / "decisions.jsonl"));
     int starts = 0, finishes = 0;
     for (std::string line; std::getline(log, line);) {
       json d = json::parse(line);
@@ -96,7 +89,7 @@ TEST(SimRun, GavelTraceUnderThreePoliciesWritesTheDocumentedOutputs) {
     EXPECT_GE(starts, 18);
     EXPECT_EQ(finishes, 18);
   }
-  json all = json::parse(Read(out / "metrics.json"));
+  json all = json::parse(testing::ReadText(out / "metrics.json"));
   for (const char* policy : {"fifo", "las", "hetero"})
     EXPECT_EQ(all[policy]["policy"], policy) << "the combined metrics.json is keyed by policy";
   EXPECT_TRUE(fs::exists(out / "report.html"));
@@ -114,7 +107,7 @@ TEST(SimRun, HeteroBeatsFifoAndLasOnAGavelTrace) {
                     &text),
             0)
       << text;
-  json m = json::parse(Read(out / "metrics.json"));
+  json m = json::parse(testing::ReadText(out / "metrics.json"));
   for (const char* p : {"fifo", "las", "hetero"})
     ASSERT_EQ(m[p]["jobs"]["completed"], 533) << p;
   double hetero = m["hetero"]["jct_s"]["mean"].get<double>();
@@ -137,7 +130,7 @@ TEST(SimRun, SameInputsAndSeedGiveByteIdenticalOutput) {
   }
   for (const char* file : {"las/metrics.json", "las/timeseries.csv", "las/decisions.jsonl",
                            "hetero/metrics.json", "hetero/decisions.jsonl", "report.html"}) {
-    std::string x = Read(a / file), y = Read(b / file);
+    std::string x = testing::ReadText(a / file), y = testing::ReadText(b / file);
     EXPECT_FALSE(x.empty()) << file;
     EXPECT_TRUE(x == y) << file << " differs between two runs with the same seed";
   }
@@ -146,7 +139,8 @@ TEST(SimRun, SameInputsAndSeedGiveByteIdenticalOutput) {
   ASSERT_EQ(Tessera("sim run --fleet " + kFleet + " --format synthetic --jobs 300 --seed 8 " +
                     "--policy las --out " + c.string() + " --no-progress"),
             0);
-  EXPECT_NE(Read(a / "las/decisions.jsonl"), Read(c / "las/decisions.jsonl"));
+  EXPECT_NE(testing::ReadText(a / "las/decisions.jsonl"),
+            testing::ReadText(c / "las/decisions.jsonl"));
   for (const fs::path& p : {a, b, c})
     fs::remove_all(p);
 }
@@ -160,7 +154,7 @@ TEST(SimRun, TheExampleJsonlWorkloadRunsToCompletion) {
                     &text),
             0)
       << text;
-  json m = json::parse(Read(out / "backfill" / "metrics.json"));
+  json m = json::parse(testing::ReadText(out / "backfill" / "metrics.json"));
   EXPECT_EQ(m["jobs"]["completed"], 6) << m.dump(2);
   for (const char* cls : {"training", "finetune", "batch", "eval"})
     EXPECT_TRUE(m["per_class"].contains(cls)) << cls;
@@ -178,7 +172,7 @@ TEST(SimRun, EveryStartOnTheEnterpriseFleetSaysWhichClusterAndWhy) {
                     &text),
             0)
       << text;
-  std::istringstream lines(Read(out / "fifo" / "decisions.jsonl"));
+  std::istringstream lines(testing::ReadText(out / "fifo" / "decisions.jsonl"));
   std::string line;
   std::set<std::string> clusters;
   int starts = 0;
@@ -203,7 +197,7 @@ TEST(SimRun, EveryStartOnTheEnterpriseFleetSaysWhichClusterAndWhy) {
 
   // What it cost: by cluster and by model the totals add up; every budget of the example
   // (tenants and burst rules) held on every day.
-  json cost = json::parse(Read(out / "fifo" / "metrics.json"))["cost"];
+  json cost = json::parse(testing::ReadText(out / "fifo" / "metrics.json"))["cost"];
   EXPECT_EQ(cost["currency"], "CNY");
   const double total = cost["total"];
   EXPECT_GT(total, 0);
@@ -221,14 +215,14 @@ TEST(SimRun, EveryStartOnTheEnterpriseFleetSaysWhichClusterAndWhy) {
     EXPECT_TRUE(budget["within"].get<bool>()) << name << ": " << budget.dump();
 
   // The example's four services ran replicas and met their SLO.
-  json services = json::parse(Read(out / "fifo" / "metrics.json"))["services"];
+  json services = json::parse(testing::ReadText(out / "fifo" / "metrics.json"))["services"];
   EXPECT_GE(services["slo_attainment"].get<double>(), 0.99) << services.dump();
   for (const char* name : {"assistant-chat", "search-rerank", "assistant-sg", "creative-image-gen"})
     EXPECT_GT(services["per_service"][name]["replicas"]["max"].get<int>(), 0) << name;
 
   // Allocation per model over the arrival window: every share within [0, 1], the GPUs' share
   // their devices-weighted mean (the one NPU model is Ascend 910B: 1,280 of them).
-  json alloc = json::parse(Read(out / "fifo" / "metrics.json"))["allocation"];
+  json alloc = json::parse(testing::ReadText(out / "fifo" / "metrics.json"))["allocation"];
   EXPECT_GT(alloc["window_s"].get<double>(), 0);
   double gpu_area = 0, gpus = 0;
   for (const auto& [model, a] : alloc["by_model"].items()) {
@@ -272,7 +266,7 @@ TEST(SimRun, ResidencyAndReservationsHoldThroughoutTheDecisionLog) {
                     &text),
             0)
       << text;
-  std::istringstream lines(Read(out / "fifo" / "decisions.jsonl"));
+  std::istringstream lines(testing::ReadText(out / "fifo" / "decisions.jsonl"));
   std::string line;
   std::map<std::string, std::pair<double, double>> running;  // job -> (L40S, Ascend) counted
   double l40s = 0, ascend = 0, most_l40s = 0, most_ascend = 0;
@@ -341,7 +335,7 @@ TEST(SimRun, AnIdleNotebookIsReclaimedByTheExamplesRule) {
                     &text),
             0)
       << text;
-  std::istringstream lines(Read(out / "run" / "fifo" / "decisions.jsonl"));
+  std::istringstream lines(testing::ReadText(out / "run" / "fifo" / "decisions.jsonl"));
   std::string line;
   std::vector<double> requeues;
   bool finished = false;
@@ -372,7 +366,7 @@ TEST(SimRun, TheIsolatedBaselineKeepsEveryTeamOnItsAssignedCluster) {
                     &text),
             0)
       << text;
-  json m = json::parse(Read(out / "fifo" / "metrics.json"));
+  json m = json::parse(testing::ReadText(out / "fifo" / "metrics.json"));
   EXPECT_EQ(m["baseline"], "isolated");
   // Per class, the jobs that never finished are counted and their wait is in queue_s_all.
   int64_t unfinished = 0;
@@ -394,7 +388,7 @@ TEST(SimRun, TheIsolatedBaselineKeepsEveryTeamOnItsAssignedCluster) {
             << tenant << " " << cls << " " << kind;
     }
   }
-  std::istringstream lines(Read(out / "fifo" / "decisions.jsonl"));
+  std::istringstream lines(testing::ReadText(out / "fifo" / "decisions.jsonl"));
   std::string line;
   int starts = 0;
   while (std::getline(lines, line)) {
@@ -471,7 +465,7 @@ TEST(SimRun, PhillyVirtualClusterBackfillAndLasBeatFifo) {
       << text;
   EXPECT_NE(text.find("virtual cluster 2869ce: 422 jobs, tenant philly/2869ce"), std::string::npos)
       << text;
-  json on = json::parse(Read(dir / "on" / "metrics.json"));
+  json on = json::parse(testing::ReadText(dir / "on" / "metrics.json"));
   auto mean_jct = [](const json& m) { return m["jct_s"]["mean"].get<double>(); };
   for (const char* p : {"fifo", "backfill", "las"}) {
     EXPECT_EQ(on[p]["jobs"]["completed"], 422) << p;
@@ -485,7 +479,7 @@ TEST(SimRun, PhillyVirtualClusterBackfillAndLasBeatFifo) {
   ASSERT_EQ(Tessera(base + " --policy las --backfill off --out " + (dir / "off").string(), &text),
             0)
       << text;
-  json off = json::parse(Read(dir / "off" / "metrics.json"));
+  json off = json::parse(testing::ReadText(dir / "off" / "metrics.json"));
   EXPECT_EQ(off["las"]["backfill"], false);
   EXPECT_EQ(on["las"]["backfill"], true);
   EXPECT_EQ(off["las"]["engine"]["backfilled"], 0);
@@ -525,9 +519,9 @@ TEST(SimRun, ReportComparesThePoliciesInARealBrowser) {
                     &text),
             0)
       << text;
-  const std::string page = Read(dir / "report.html");
+  const std::string page = testing::ReadText(dir / "report.html");
   EXPECT_EQ(page.find("<script src="), std::string::npos) << "self-contained";
-  json metrics = json::parse(Read(dir / "metrics.json"));
+  json metrics = json::parse(testing::ReadText(dir / "metrics.json"));
   for (const char* p : {"fifo", "backfill", "las"}) {
     ASSERT_EQ(metrics[p]["cdf"]["jct_s"].size(), 101u) << p;
     EXPECT_LE(metrics[p]["cdf"]["jct_s"][0].get<double>(),
@@ -573,7 +567,7 @@ TEST(SimRun, ReportComparesThePoliciesInARealBrowser) {
   const fs::path shot = dir / "report.png";
   auto [shot_code, ignored] = browse("--window-size=1200,3600 --screenshot=" + shot.string());
   ASSERT_EQ(shot_code, 0);
-  const std::string png = Read(shot);
+  const std::string png = testing::ReadText(shot);
   ASSERT_GT(png.size(), 50000u) << "a page of charts, not a blank screenshot";
   EXPECT_EQ(png.substr(1, 3), "PNG");
   fs::remove_all(dir);
@@ -630,7 +624,7 @@ TEST(SimRun, TheWeekLongComparisonOfTheDocsWritesEveryFigureOfItsTable) {
   // flag, run here at a tenth of the documented load to stay quick. Both write every figure
   // of the table; coordinated completes every job within every budget, meets the services'
   // SLO, and queues less than isolated.
-  std::istringstream doc(Read(kSource + "/docs/simulation.md"));
+  std::istringstream doc(testing::ReadText(kSource + "/docs/simulation.md"));
   const std::string flag = " --baseline isolated";
   std::string command;
   for (std::string line; std::getline(doc, line);) {
@@ -660,7 +654,7 @@ TEST(SimRun, TheWeekLongComparisonOfTheDocsWritesEveryFigureOfItsTable) {
   ASSERT_EQ(Tessera(coordinated + " --no-progress", &text), 0) << text;
 
   auto metrics = [&](const std::string& run) {
-    return json::parse(Read(out / run / "backfill" / "metrics.json"));
+    return json::parse(testing::ReadText(out / run / "backfill" / "metrics.json"));
   };
   const json iso = metrics("isolated"), coord = metrics("coordinated");
   for (const json* m : {&iso, &coord}) {
@@ -696,7 +690,7 @@ TEST(SimRun, TheWeekLongComparisonOfTheDocsWritesEveryFigureOfItsTable) {
   // The same jobs in both: a job started in both reads the same datasets.
   auto datasets = [&](const std::string& run) {
     std::map<std::string, std::string> read;
-    std::istringstream log(Read(out / run / "backfill" / "decisions.jsonl"));
+    std::istringstream log(testing::ReadText(out / run / "backfill" / "decisions.jsonl"));
     for (std::string line; std::getline(log, line);) {
       json d = json::parse(line);
       if (d["kind"] == "start") read[d["job"]] = d.value("datasets", json::array()).dump();
@@ -716,7 +710,7 @@ TEST(SimRun, TheWeekLongComparisonOfTheDocsWritesEveryFigureOfItsTable) {
   EXPECT_GT(reading, 300);
   // The docs' `sim compare` lines, on these two runs: over the jobs both started, coordinated
   // queues no longer than isolated, in all and in every class.
-  std::istringstream doc_again(Read(kSource + "/docs/simulation.md"));
+  std::istringstream doc_again(testing::ReadText(kSource + "/docs/simulation.md"));
   int compares = 0;
   for (std::string line; std::getline(doc_again, line);) {
     if (line.rfind("    tessera sim compare /tmp/week-isolated /tmp/week-coordinated", 0) != 0)

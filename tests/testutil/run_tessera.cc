@@ -3,7 +3,9 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 namespace tessera::testing {
 
@@ -19,6 +21,13 @@ int RunTessera(const std::string& args, std::string* out, bool with_stderr) {
     out->append(buf, n);
   int status = pclose(pipe.release());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string ReadText(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 }  // namespace tessera::testing

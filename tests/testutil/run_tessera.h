@@ -1,6 +1,8 @@
-// Runs the tessera binary built with the tests (TESSERA_BINARY), for end-to-end tests.
+// Runs the tessera binary built with the tests (TESSERA_BINARY), for end-to-end tests, and
+// reads back the files it wrote (or the repository's docs).
 #pragma once
 
+#include <filesystem>
 #include <string>
 
 namespace tessera::testing {
@@ -8,5 +10,8 @@ namespace tessera::testing {
 // Runs `tessera ARGS` through the shell; stdout (and stderr when `with_stderr`) into `out`.
 // Returns the exit status.
 int RunTessera(const std::string& args, std::string* out, bool with_stderr = true);
+
+// The whole file's bytes; empty when it cannot be read.
+std::string ReadText(const std::filesystem::path& path);
 
 }  // namespace tessera::testing
