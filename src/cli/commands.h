@@ -14,6 +14,9 @@ void RegisterPlace(CLI::App& app, std::ostream& out, std::ostream& err, int& cod
 void RegisterSim(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
 void RegisterSimRun(CLI::App* sim, std::ostream& out, std::ostream& err, int& code);
 void RegisterSimCompare(CLI::App* sim, std::ostream& out, std::ostream& err, int& code);
+void RegisterServe(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
+// The daemon's client: submit, get, describe, explain, cancel, audit, principal, token.
+void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
 // Register last: the script is generated from every command registered before it.
 void RegisterCompletion(CLI::App& app, std::ostream& out, int& code);
 

@@ -20,6 +20,8 @@ enum class StatusCode {
   kFailedPrecondition,  // the request is well-formed but the state forbids it (e.g. stale)
   kUnavailable,         // a dependency is down; retrying may help
   kInternal,            // a bug or an unexpected environment failure
+  kUnauthenticated,     // no valid credentials
+  kPermissionDenied,    // valid credentials, but not allowed to do this
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -54,6 +56,9 @@ inline Status AlreadyExists(std::string m) {
 }
 inline Status FailedPrecondition(std::string m) {
   return {StatusCode::kFailedPrecondition, std::move(m)};
+}
+inline Status PermissionDenied(std::string m) {
+  return {StatusCode::kPermissionDenied, std::move(m)};
 }
 inline Status Unavailable(std::string m) {
   return {StatusCode::kUnavailable, std::move(m)};

@@ -50,6 +50,11 @@ struct DraftNode {
 class SpecBuilder {
  public:
   Spec spec;
+  // Set when parsing one job against a loaded configuration (an API submission): names
+  // resolve against it and requests are checked against its fleet; `spec` holds the job only.
+  const Spec* context = nullptr;
+  // The configuration references resolve against and requests are checked against.
+  const Spec& fleet() const { return context != nullptr ? *context : spec; }
   Diagnostics diags;
   std::vector<std::vector<DraftNode>> single_nodes;  // per cluster index
   std::vector<PendingRef> refs;

@@ -12,6 +12,7 @@
 #include "config/builder.h"
 #include "config/parse.h"
 #include "config/resolve.h"
+#include "config/yaml_map.h"
 
 namespace tessera {
 namespace {
@@ -71,38 +72,49 @@ int SecondDocumentLine(const std::string& text) {
   return 0;
 }
 
-void ParseText(SpecBuilder& b, const SourceText& src) {
+// The text's one YAML document, or nothing (with the error reported).
+std::optional<YAML::Node> ReadDocument(SpecBuilder& b, const SourceText& src) {
   if (TooDeep(src.text)) {
     b.diags.Error({src.name, 1, 1}, "",
                   "the document nests deeper than " + std::to_string(kMaxNesting) + " levels");
     b.unreadable_file = true;
-    return;
+    return std::nullopt;
   }
   if (int line = SecondDocumentLine(src.text)) {
     b.diags.Error({src.name, line, 1}, "",
                   "a file holds one YAML document; put the document that starts here in a "
                   "file of its own");
     b.unreadable_file = true;
-    return;
+    return std::nullopt;
   }
-  YAML::Node doc;
   try {
-    doc = YAML::Load(src.text);
+    return YAML::Load(src.text);
   } catch (const YAML::Exception& e) {
     SourcePos pos{src.name, e.mark.is_null() ? 0 : e.mark.line + 1,
                   e.mark.is_null() ? 0 : e.mark.column + 1};
     b.diags.Error(pos, "", "YAML syntax error: " + e.msg);
     b.unreadable_file = true;
-    return;
+    return std::nullopt;
   }
+}
+
+// Runs `parse`, reporting what yaml-cpp throws on shapes we do not anticipate (e.g. aliases to
+// odd nodes) as an error of the file.
+template <typename Parse>
+void Guarded(SpecBuilder& b, const SourceText& src, Parse&& parse) {
   try {
-    config_internal::ParseDocument(b, src.name, doc);
+    parse();
   } catch (const YAML::Exception& e) {
-    // yaml-cpp throws on a few shapes we do not anticipate (e.g. aliases to odd nodes).
     SourcePos pos{src.name, e.mark.is_null() ? 0 : e.mark.line + 1,
                   e.mark.is_null() ? 0 : e.mark.column + 1};
     b.diags.Error(pos, "", "unreadable YAML: " + e.msg);
   }
+}
+
+void ParseText(SpecBuilder& b, const SourceText& src) {
+  std::optional<YAML::Node> doc = ReadDocument(b, src);
+  if (!doc) return;
+  Guarded(b, src, [&] { config_internal::ParseDocument(b, src.name, *doc); });
 }
 
 LoadResult Finish(SpecBuilder& b) {
@@ -124,6 +136,33 @@ LoadResult LoadSpecTexts(const std::vector<SourceText>& sources) {
   for (const SourceText& s : sources)
     ParseText(b, s);
   return Finish(b);
+}
+
+JobLoad LoadJobText(const Spec& context, const SourceText& body) {
+  SpecBuilder b;
+  b.context = &context;
+  JobLoad out;
+  if (std::optional<YAML::Node> doc = ReadDocument(b, body)) {
+    Guarded(b, body, [&] {
+      b.spec.jobs.emplace_back();
+      config_internal::YamlMap m(b, body.name, *doc, {"", "jobs[0]"}, "a job");
+      if (m.ok()) config_internal::ParseJob(m, 0);
+    });
+  }
+  if (!b.unreadable_file && !b.spec.jobs.empty()) config_internal::ResolveRefs(b);
+  if (b.diags.empty()) {
+    const Job& job = b.spec.jobs.front();
+    if (!config_internal::IsValidName(job.name)) {
+      b.ErrorAt("jobs[0].name",
+                "invalid name \"" + job.name +
+                    "\"; expected letters, digits, '.', '_' or '-', starting with a letter or "
+                    "digit, at most 63 characters");
+    }
+    config_internal::ValidateWorkloads(b);
+  }
+  if (b.diags.empty()) out.job = std::move(b.spec.jobs.front());
+  out.diagnostics = std::move(b.diags);
+  return out;
 }
 
 LoadResult LoadSpecFiles(const std::vector<std::string>& paths) {

@@ -27,4 +27,14 @@ LoadResult LoadSpecFiles(const std::vector<std::string>& paths);
 // Loads in-memory texts (tests, fuzzing, API bodies).
 LoadResult LoadSpecTexts(const std::vector<SourceText>& sources);
 
+// One job, as a submission carries it (the job object of a `jobs:` list, as YAML or JSON),
+// checked against a loaded configuration: its references (tenant, models, datasets, priority)
+// must name what `context` declares and its request must fit `context`'s fleet. Diagnostics
+// name `body.name`, the line and column, and the field path within the job.
+struct JobLoad {
+  std::optional<Job> job;  // set iff diagnostics is empty
+  Diagnostics diagnostics;
+};
+JobLoad LoadJobText(const Spec& context, const SourceText& body);
+
 }  // namespace tessera

@@ -34,8 +34,10 @@ std::map<std::string, uint32_t, std::less<>> Index(const std::vector<T>& items, 
   return out;
 }
 
+}  // namespace
+
 void ResolveRefs(SpecBuilder& b) {
-  const Spec& s = b.spec;
+  const Spec& s = b.fleet();
   std::map<RefKind, std::map<std::string, uint32_t, std::less<>>> names;
   names[RefKind::kDeviceModel] =
       Index(s.device_models, [](const DeviceModel& m) { return m.name; });
@@ -65,6 +67,8 @@ void ResolveRefs(SpecBuilder& b) {
     b.diags.Error(ref.pos, ref.path.local, msg);
   }
 }
+
+namespace {
 
 constexpr int64_t kMaxNodes = 200'000;
 constexpr int64_t kMaxDevices = 2'000'000;

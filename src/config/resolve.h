@@ -7,6 +7,8 @@
 namespace tessera::config_internal {
 
 void ResolveAndValidate(SpecBuilder& b);
+// Resolves the builder's pending references against `b.fleet()`.
+void ResolveRefs(SpecBuilder& b);
 
 // Semantic checks (validate.cc). Assumes references are resolved where they could be: ids
 // that failed to resolve are invalid and must be skipped.

@@ -22,7 +22,7 @@ std::string ModelList(const Spec& s, const DeviceRequest& d) {
 
 // Checks that some node can host one task with `r`. Reports the tightest reason otherwise.
 void CheckTaskFits(SpecBuilder& b, const TaskRequest& r, const std::string& path) {
-  const Spec& s = b.spec;
+  const Spec& s = b.fleet();
   for (const ModelChoice& c : r.devices.models) {
     if (!c.model.valid()) return;  // unresolved reference, already reported
   }
@@ -72,7 +72,7 @@ void CheckTaskFits(SpecBuilder& b, const TaskRequest& r, const std::string& path
 }
 
 void CheckModels(SpecBuilder& b, const DeviceRequest& d, const std::string& path) {
-  const Spec& s = b.spec;
+  const Spec& s = b.fleet();
   std::set<DeviceModelId> seen;
   for (size_t k = 0; k < d.models.size(); ++k) {
     DeviceModelId m = d.models[k].model;
@@ -92,9 +92,9 @@ void CheckModels(SpecBuilder& b, const DeviceRequest& d, const std::string& path
 }
 
 void CheckPriority(SpecBuilder& b, const std::string& priority, const std::string& path) {
-  if (!b.spec.FindPriority(priority)) {
+  if (!b.fleet().FindPriority(priority)) {
     std::string names;
-    for (const PriorityClass& p : b.spec.priority_classes) {
+    for (const PriorityClass& p : b.fleet().priority_classes) {
       names += (names.empty() ? "" : ", ") + p.name;
     }
     b.ErrorAt(path, "unknown priority class \"" + priority + "\"; declared: " + names);
@@ -104,7 +104,7 @@ void CheckPriority(SpecBuilder& b, const std::string& priority, const std::strin
 // A gang that must sit inside one island/node/leaf/spine/cluster: the whole job's devices
 // must fit under one instance of that level somewhere.
 void CheckGangTopology(SpecBuilder& b, const Job& job, const std::string& path) {
-  const Spec& s = b.spec;
+  const Spec& s = b.fleet();
   TopologyLevel req = job.gang.require;
   if (req == TopologyLevel::kAny || req == TopologyLevel::kRegion || s.nodes.empty()) return;
   if (job.task_groups.empty()) return;
@@ -139,9 +139,9 @@ void CheckGangTopology(SpecBuilder& b, const Job& job, const std::string& path) 
 }  // namespace
 
 void ValidateWorkloads(SpecBuilder& b) {
-  const Spec& s = b.spec;
-  for (size_t i = 0; i < s.jobs.size(); ++i) {
-    const Job& j = s.jobs[i];
+  const Spec& s = b.fleet();
+  for (size_t i = 0; i < b.spec.jobs.size(); ++i) {
+    const Job& j = b.spec.jobs[i];
     const std::string jp = "jobs[" + std::to_string(i) + "]";
     CheckPriority(b, j.priority, jp + ".priority");
     if (j.gang.min_members > j.TaskCount()) {
@@ -180,8 +180,8 @@ void ValidateWorkloads(SpecBuilder& b) {
                 "region in common, so no region may process them together");
     }
   }
-  for (size_t i = 0; i < s.services.size(); ++i) {
-    const Service& v = s.services[i];
+  for (size_t i = 0; i < b.spec.services.size(); ++i) {
+    const Service& v = b.spec.services[i];
     const std::string sp = "services[" + std::to_string(i) + "]";
     CheckPriority(b, v.priority, sp + ".priority");
     CheckModels(b, v.replica.devices, sp + ".replica");

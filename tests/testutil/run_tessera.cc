@@ -9,9 +9,10 @@
 
 namespace tessera::testing {
 
-int RunTessera(const std::string& args, std::string* out, bool with_stderr) {
+int RunTessera(const std::string& args, std::string* out, bool with_stderr,
+               const std::string& env) {
   std::string cmd =
-      std::string(TESSERA_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+      env + std::string(TESSERA_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
   out->clear();
   if (!pipe) return -1;

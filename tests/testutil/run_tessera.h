@@ -8,8 +8,9 @@
 namespace tessera::testing {
 
 // Runs `tessera ARGS` through the shell; stdout (and stderr when `with_stderr`) into `out`.
-// Returns the exit status.
-int RunTessera(const std::string& args, std::string* out, bool with_stderr = true);
+// `env` ("NAME=value ...") prefixes the command. Returns the exit status.
+int RunTessera(const std::string& args, std::string* out, bool with_stderr = true,
+               const std::string& env = "");
 
 // The whole file's bytes; empty when it cannot be read.
 std::string ReadText(const std::filesystem::path& path);

@@ -1,0 +1,521 @@
+// The daemon's client commands (docs/cli.md): submit, get, describe, explain, cancel, audit,
+// principal create, token create. Each is one or a few API calls; tables by default,
+// -o json|yaml for the API's own documents.
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "cli/app.h"
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "common/file.h"
+#include "common/quantity.h"
+
+namespace tessera::cli {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+struct Common {
+  std::string server, token, output = "table";
+};
+
+void AddCommon(CLI::App* cmd, Common& c, bool output = true) {
+  cmd->add_option("--server", c.server, "The daemon's URL (else TESSERA_SERVER, the config file)");
+  cmd->add_option("--token", c.token, "Bearer token (else TESSERA_TOKEN, the config file)");
+  if (output) {
+    cmd->add_option("-o,--output", c.output, "Output format")
+        ->check(CLI::IsMember({"table", "json", "yaml"}))
+        ->capture_default_str();
+  }
+}
+
+// YAML to JSON with scalars typed as YAML 1.2's core schema reads them.
+json ToJson(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: {
+      json out = json::object();
+      for (const auto& kv : n)
+        out[kv.first.Scalar()] = ToJson(kv.second);
+      return out;
+    }
+    case YAML::NodeType::Sequence: {
+      json out = json::array();
+      for (const auto& v : n)
+        out.push_back(ToJson(v));
+      return out;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string& s = n.Scalar();
+      if (n.Tag() == "!") return s;  // quoted
+      if (s == "true" || s == "false") return s == "true";
+      if (s == "null" || s == "~") return nullptr;
+      auto number = json::parse(s, nullptr, false);
+      if (!number.is_discarded() && number.is_number()) return number;
+      return s;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+std::string NewRequestId() {
+  std::random_device rd;
+  std::ostringstream s;
+  s << std::hex << rd() << rd() << rd() << rd();
+  return s.str();
+}
+
+void Print(const json& doc, const std::string& format, std::ostream& out,
+           const std::function<void()>& table) {
+  if (format == "json") {
+    out << doc.dump(2) << "\n";
+  } else if (format == "yaml") {
+    WriteYaml(doc, out);
+  } else {
+    table();
+  }
+}
+
+std::string Str(const json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return "";
+  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+}
+
+std::string Why(const json& job) {
+  std::string state = Str(job, "state");
+  if (state == "pending") {
+    std::string why = Str(job, "reason");
+    std::string detail = Str(job, "detail");
+    return detail.empty() ? why : why + ": " + detail;
+  }
+  if (state == "running" && job["placement"].is_array() && !job["placement"].empty()) {
+    const json& first = job["placement"][0];
+    std::string where = Str(first, "cluster") + "/" + Str(first, "node");
+    if (job["placement"].size() > 1) {
+      where += " +" + std::to_string(job["placement"].size() - 1) + " tasks";
+    }
+    return where;
+  }
+  return "";
+}
+
+void JobTable(const json& items, std::ostream& out) {
+  Table t({"ID", "NAME", "TENANT", "CLASS", "STATE", "WHY / WHERE"});
+  for (const json& j : items) {
+    std::string why = Why(j);
+    if (why.size() > 90) why = why.substr(0, 87) + "...";
+    t.Add({Str(j, "id"), Str(j, "name"), Str(j, "tenant"), Str(j, "class"), Str(j, "state"), why});
+  }
+  t.Write(out);
+}
+
+std::string Encode(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+struct Ctx {
+  std::ostream& out;
+  std::ostream& err;
+  int& code;
+};
+
+// Resolves the client's config, or reports and sets the exit code.
+std::optional<ClientConfig> Config(const Common& c, Ctx& x) {
+  auto cfg = ResolveClientConfig(c.server, c.token);
+  if (!cfg.ok()) {
+    x.err << "error: " << cfg.status().message() << "\n";
+    x.code = kExitInvalidInput;
+    return std::nullopt;
+  }
+  return *cfg;
+}
+
+// The jobs of a file: one job mapping, or a document with a `jobs:` list.
+Result<std::vector<json>> JobsOf(const std::string& path) {
+  Result<std::string> text = ReadFileBounded(path, 16 << 20);
+  if (!text.ok()) return text.status();
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(*text);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  std::vector<json> jobs;
+  if (doc.IsMap() && doc["jobs"]) {
+    for (const auto& kv : doc) {
+      std::string key = kv.first.Scalar();
+      if (key != "jobs") {
+        return InvalidArgument(path + ":" + std::to_string(kv.first.Mark().line + 1) +
+                               ": the daemon takes jobs only; \"" + key +
+                               "\" belongs in the configuration it serves");
+      }
+    }
+    if (!doc["jobs"].IsSequence()) return InvalidArgument(path + ": jobs: expected a list");
+    for (const auto& j : doc["jobs"])
+      jobs.push_back(ToJson(j));
+  } else if (doc.IsMap()) {
+    jobs.push_back(ToJson(doc));
+  } else {
+    return InvalidArgument(path + ": expected a job (a mapping) or a `jobs:` list");
+  }
+  return jobs;
+}
+
+void Submit(const Common& c, const std::string& file, const std::string& key, Ctx& x) {
+  auto cfg = Config(c, x);
+  if (!cfg) return;
+  auto jobs = JobsOf(file);
+  if (!jobs.ok()) {
+    x.err << "error: " << jobs.status().message() << "\n";
+    x.code = kExitInvalidInput;
+    return;
+  }
+  // One key per job: a retried `submit` (after a lost answer) never submits twice.
+  std::string base = key.empty() ? NewRequestId() : key;
+  json results = json::array();
+  int worst = kExitOk;
+  for (size_t i = 0; i < jobs->size(); ++i) {
+    std::string k = jobs->size() == 1 ? base : base + "-" + std::to_string(i);
+    HttpReply r;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      r = Call(*cfg, "POST", "/v1/jobs", (*jobs)[i].dump(), {{"Idempotency-Key", k}});
+      if (r.status != 0 && r.status != 503) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200 << attempt));
+    }
+    if (r.status != 200 && r.status != 201) {
+      std::string name = (*jobs)[i].is_object() ? Str((*jobs)[i], "name") : "";
+      x.err << file << ": jobs[" << i << "]" << (name.empty() ? "" : " (" + name + ")") << ": ";
+      worst = std::max(worst, ReportFailure(r, x.err));
+      continue;
+    }
+    results.push_back(r.body);
+  }
+  Print(results, c.output, x.out, [&] {
+    for (const json& j : results)
+      x.out << "job " << Str(j, "id") << " " << Str(j, "name") << " submitted (" << Str(j, "tenant")
+            << ")\n";
+  });
+  x.code = worst;
+}
+
+void GetJobs(const Common& c, const std::map<std::string, std::string>& filters, int limit,
+             Ctx& x) {
+  auto cfg = Config(c, x);
+  if (!cfg) return;
+  json all = json::array();
+  int64_t after = 0;
+  for (;;) {
+    std::string q =
+        "/v1/jobs?limit=" + std::to_string(std::min(limit - static_cast<int>(all.size()), 1000));
+    for (const auto& [k, v] : filters)
+      if (!v.empty()) q += "&" + k + "=" + Encode(v);
+    if (after != 0) q += "&after=" + std::to_string(after);
+    HttpReply r = Call(*cfg, "GET", q);
+    if (r.status != 200) {
+      x.code = ReportFailure(r, x.err);
+      return;
+    }
+    for (const json& j : r.body["items"])
+      all.push_back(j);
+    if (!r.body.contains("next") || static_cast<int>(all.size()) >= limit) break;
+    after = r.body["next"].get<int64_t>();
+  }
+  Print(json{{"items", all}}, c.output, x.out, [&] { JobTable(all, x.out); });
+}
+
+std::string JobPath(const std::string& ref, const std::string& tenant, const std::string& tail) {
+  std::string p = "/v1/jobs/" + Encode(ref) + tail;
+  if (!tenant.empty()) p += "?tenant=" + Encode(tenant);
+  return p;
+}
+
+std::string Time(const json& ms) {
+  if (!ms.is_number_integer()) return "-";
+  auto t = std::chrono::system_clock::time_point(std::chrono::milliseconds(ms.get<int64_t>()));
+  std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&tt));
+  return buf;
+}
+
+void Describe(const Common& c, const std::string& ref, const std::string& tenant, Ctx& x) {
+  auto cfg = Config(c, x);
+  if (!cfg) return;
+  HttpReply r = Call(*cfg, "GET", JobPath(ref, tenant, ""));
+  if (r.status != 200) {
+    x.code = ReportFailure(r, x.err);
+    return;
+  }
+  const json& j = r.body;
+  Print(j, c.output, x.out, [&] {
+    x.out << "Job:        " << Str(j, "id") << " " << Str(j, "name") << "\n"
+          << "Tenant:     " << Str(j, "tenant") << "\n"
+          << "Class:      " << Str(j, "class") << "\n"
+          << "State:      " << Str(j, "state") << "\n"
+          << "Submitted:  " << Time(j["submitted_ms"]) << " by " << Str(j, "submitted_by") << "\n"
+          << "Started:    " << Time(j["first_start_ms"]) << "\n"
+          << "Finished:   " << Time(j["finished_ms"]) << "\n"
+          << "Restarts:   " << Str(j, "restarts") << "\n";
+    std::string why = Why(j);
+    if (!why.empty())
+      x.out << (Str(j, "state") == "pending" ? "Pending:    " : "Where:      ") << why << "\n";
+    if (j["placement"].is_array() && !j["placement"].empty()) {
+      Table t({"TASK", "CLUSTER", "NODE", "MODEL", "DEVICES"});
+      size_t i = 0;
+      for (const json& p : j["placement"]) {
+        std::string devs;
+        for (const json& d : p["devices"])
+          devs += (devs.empty() ? "" : ",") + Str(d, "index");
+        t.Add({std::to_string(i++), Str(p, "cluster"), Str(p, "node"), Str(p, "model"), devs});
+      }
+      x.out << "Tasks:\n";
+      t.Write(x.out, "  ");
+    }
+  });
+}
+
+void Explain(const Common& c, const std::string& ref, const std::string& tenant, Ctx& x) {
+  auto cfg = Config(c, x);
+  if (!cfg) return;
+  HttpReply r = Call(*cfg, "GET", JobPath(ref, tenant, "/explain"));
+  if (r.status != 200) {
+    x.code = ReportFailure(r, x.err);
+    return;
+  }
+  const json& e = r.body;
+  Print(e, c.output, x.out, [&] {
+    x.out << "Job " << Str(e, "id") << " " << Str(e, "name") << " (" << Str(e, "tenant") << ") is "
+          << Str(e, "state") << "\n";
+    if (e.contains("why_pending")) {
+      x.out << "Why pending: " << Str(e["why_pending"], "code");
+      std::string d = Str(e["why_pending"], "detail");
+      if (!d.empty()) x.out << ": " << d;
+      x.out << "\n";
+    }
+    if (e.contains("why_here")) x.out << "Why here: " << Str(e, "why_here") << "\n";
+    if (!e["decisions"].empty()) {
+      Table t({"TIME", "DECISION", "REASON", "NODES"});
+      for (const json& d : e["decisions"]) {
+        std::string nodes;
+        if (d.contains("detail") && d["detail"].contains("nodes")) {
+          for (const json& n : d["detail"]["nodes"])
+            nodes += (nodes.empty() ? "" : ",") + n.get<std::string>();
+        }
+        t.Add({Time(d["time_ms"]), Str(d, "kind"), Str(d, "reason"), nodes});
+      }
+      x.out << "Decisions:\n";
+      t.Write(x.out, "  ");
+    }
+  });
+}
+
+void Cancel(const Common& c, const std::string& ref, const std::string& tenant, Ctx& x) {
+  auto cfg = Config(c, x);
+  if (!cfg) return;
+  HttpReply r = Call(*cfg, "POST", JobPath(ref, tenant, "/cancel"));
+  if (r.status != 202) {
+    x.code = ReportFailure(r, x.err);
+    return;
+  }
+  Print(r.body, c.output, x.out, [&] {
+    x.out << "job " << Str(r.body, "id") << " " << Str(r.body, "name") << " cancelled\n";
+  });
+}
+
+void Audit(const Common& c, const std::string& since, const std::string& principal, int limit,
+           Ctx& x) {
+  auto cfg = Config(c, x);
+  if (!cfg) return;
+  std::string q = "/v1/audit?limit=" + std::to_string(std::clamp(limit, 1, 1000));
+  if (!since.empty()) {
+    auto d = ParseDuration(since);
+    if (!d.ok()) {
+      x.err << "error: --since: expected a duration such as 30m, 24h or 7d, got \"" << since
+            << "\"\n";
+      x.code = kExitInvalidInput;
+      return;
+    }
+    auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count();
+    q += "&since_ms=" + std::to_string(std::max<int64_t>(0, now - *d));
+  }
+  if (!principal.empty()) q += "&principal=" + Encode(principal);
+  HttpReply r = Call(*cfg, "GET", q);
+  if (r.status != 200) {
+    x.code = ReportFailure(r, x.err);
+    return;
+  }
+  Print(r.body, c.output, x.out, [&] {
+    Table t({"TIME", "WHO", "FROM", "CALL", "STATUS", "DETAIL"});
+    for (const json& a : r.body["items"]) {
+      std::string detail = Str(a, "detail");
+      if (detail.size() > 80) detail = detail.substr(0, 77) + "...";
+      t.Add({Time(a["time_ms"]), Str(a, "principal"), Str(a, "remote"),
+             Str(a, "method") + " " + Str(a, "path"), Str(a, "status"), detail});
+    }
+    t.Write(x.out);
+  });
+}
+
+}  // namespace
+
+void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& code) {
+  auto ctx = std::make_shared<Ctx>(Ctx{out, err, code});
+
+  {
+    auto* cmd = app.add_subcommand("submit", "Submit jobs to the daemon");
+    auto c = std::make_shared<Common>();
+    auto file = std::make_shared<std::string>();
+    auto key = std::make_shared<std::string>();
+    AddCommon(cmd, *c);
+    cmd->add_option("-f,--file", *file, "A job (YAML or JSON), or a file with a `jobs:` list")
+        ->required();
+    cmd->add_option("--idempotency-key", *key,
+                    "Reuse to make a retried submission safe (default: a fresh one per run)");
+    cmd->callback([=] { Submit(*c, *file, *key, *ctx); });
+  }
+  {
+    auto* get = app.add_subcommand("get", "List jobs, or show one");
+    get->require_subcommand(1);
+    auto c = std::make_shared<Common>();
+    auto f = std::make_shared<std::map<std::string, std::string>>();
+    auto limit = std::make_shared<int>(1000);
+    auto* jobs = get->add_subcommand("jobs", "List the jobs you may see");
+    AddCommon(jobs, *c);
+    jobs->add_option("--tenant", (*f)["tenant"], "Only this tenant's subtree");
+    jobs->add_option("--state", (*f)["state"],
+                     "pending, running, succeeded, failed, cancelled, or active");
+    jobs->add_option("--class", (*f)["class"], "training, finetune, batch or eval");
+    jobs->add_option("--name", (*f)["name"], "Only jobs of this name");
+    jobs->add_option("--limit", *limit, "At most this many")->capture_default_str();
+    jobs->callback([=] { GetJobs(*c, *f, *limit, *ctx); });
+  }
+  for (const char* verb : {"describe", "explain"}) {
+    auto* cmd =
+        app.add_subcommand(verb, std::string(verb) == "describe"
+                                     ? "Show a job in full"
+                                     : "Why a job is pending, or why it runs where it does");
+    cmd->require_subcommand(1);
+    auto* job = cmd->add_subcommand("job", "A job by id or name");
+    auto c = std::make_shared<Common>();
+    auto ref = std::make_shared<std::string>();
+    auto tenant = std::make_shared<std::string>();
+    AddCommon(job, *c);
+    job->add_option("JOB", *ref, "The job's id or name")->required();
+    job->add_option("--tenant", *tenant, "The tenant, when several use the name");
+    bool describe = std::string(verb) == "describe";
+    job->callback([=] {
+      if (describe) {
+        Describe(*c, *ref, *tenant, *ctx);
+      } else {
+        Explain(*c, *ref, *tenant, *ctx);
+      }
+    });
+  }
+  {
+    auto* cmd = app.add_subcommand("cancel", "Cancel a job");
+    auto c = std::make_shared<Common>();
+    auto args = std::make_shared<std::vector<std::string>>();
+    auto tenant = std::make_shared<std::string>();
+    AddCommon(cmd, *c);
+    cmd->add_option("JOB", *args, "[job] ID-OR-NAME")->required()->expected(1, 2);
+    cmd->add_option("--tenant", *tenant, "The tenant, when several use the name");
+    cmd->callback([=] {
+      std::vector<std::string> a = *args;
+      if (a.size() == 2 && a[0] == "job") a.erase(a.begin());
+      if (a.size() != 1) {
+        ctx->err << "error: cancel takes one job: tessera cancel [job] ID-OR-NAME\n";
+        ctx->code = kExitInvalidInput;
+        return;
+      }
+      Cancel(*c, a[0], *tenant, *ctx);
+    });
+  }
+  {
+    auto* cmd = app.add_subcommand("audit", "The audit log of mutating calls (admins, operators)");
+    auto c = std::make_shared<Common>();
+    auto since = std::make_shared<std::string>();
+    auto principal = std::make_shared<std::string>();
+    auto limit = std::make_shared<int>(100);
+    AddCommon(cmd, *c);
+    cmd->add_option("--since", *since, "Only calls within this long (e.g. 24h, 7d)");
+    cmd->add_option("--principal", *principal, "Only calls by this principal");
+    cmd->add_option("--limit", *limit, "At most this many")->capture_default_str();
+    cmd->callback([=] { Audit(*c, *since, *principal, *limit, *ctx); });
+  }
+  {
+    auto* cmd = app.add_subcommand("principal", "Manage principals (admins)");
+    cmd->require_subcommand(1);
+    auto* create = cmd->add_subcommand("create", "Create or update a principal");
+    auto c = std::make_shared<Common>();
+    auto p = std::make_shared<std::array<std::string, 3>>();
+    AddCommon(create, *c);
+    create->add_option("NAME", (*p)[0], "The principal's name")->required();
+    create->add_option("--role", (*p)[1], "admin, operator, member, viewer or agent")->required();
+    create->add_option("--tenant", (*p)[2], "For members and viewers: their tenant subtree");
+    create->callback([=] {
+      auto cfg = Config(*c, *ctx);
+      if (!cfg) return;
+      json body = {{"name", (*p)[0]}, {"role", (*p)[1]}};
+      if (!(*p)[2].empty()) body["tenant"] = (*p)[2];
+      HttpReply r = Call(*cfg, "POST", "/v1/principals", body.dump());
+      if (r.status != 201) {
+        ctx->code = ReportFailure(r, ctx->err);
+        return;
+      }
+      Print(r.body, c->output, ctx->out,
+            [&] { ctx->out << "principal " << (*p)[0] << " (" << (*p)[1] << ")\n"; });
+    });
+  }
+  {
+    auto* cmd = app.add_subcommand("token", "Issue tokens (admins)");
+    cmd->require_subcommand(1);
+    auto* create = cmd->add_subcommand("create", "A new token for a principal, shown once");
+    auto c = std::make_shared<Common>();
+    auto who = std::make_shared<std::string>();
+    auto expires = std::make_shared<std::string>();
+    AddCommon(create, *c);
+    create->add_option("PRINCIPAL", *who, "Whose token")->required();
+    create->add_option("--expires-in", *expires, "Lifetime (e.g. 24h, 30d); default: none");
+    create->callback([=] {
+      auto cfg = Config(*c, *ctx);
+      if (!cfg) return;
+      json body = json::object();
+      if (!expires->empty()) {
+        auto d = ParseDuration(*expires);
+        if (!d.ok() || *d < 1000) {
+          ctx->err << "error: --expires-in: expected a duration of at least 1s, got \"" << *expires
+                   << "\"\n";
+          ctx->code = kExitInvalidInput;
+          return;
+        }
+        body["expires_in_s"] = *d / 1000;
+      }
+      HttpReply r = Call(*cfg, "POST", "/v1/principals/" + Encode(*who) + "/tokens", body.dump());
+      if (r.status != 201) {
+        ctx->code = ReportFailure(r, ctx->err);
+        return;
+      }
+      Print(r.body, c->output, ctx->out, [&] { ctx->out << Str(r.body, "token") << "\n"; });
+    });
+  }
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,183 @@
+// tessera serve --config DIR [--store sqlite:PATH] [--listen HOST:PORT] [--ready-file F]:
+// the daemon. Loads and validates the configuration, opens (or creates) the store, rebuilds
+// its state from it, and answers the HTTP/JSON API until SIGINT or SIGTERM.
+//
+// Logs are JSON lines on standard error; standard output says where it listens and, on the
+// first start with an empty store, the admin's token (once).
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli/app.h"
+#include "cli/commands.h"
+#include "cli/load.h"
+#include "server/api.h"
+#include "server/daemon.h"
+
+namespace tessera::cli {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+struct ServeArgs {
+  std::vector<std::string> config;
+  std::string store;
+  std::string listen = "127.0.0.1:7400";
+  std::string ready_file;
+};
+
+void Log(std::ostream& err, const std::string& level, const std::string& msg, json fields = {}) {
+  json line = {{"ts_ms", SystemClock().Now()}, {"level", level}, {"msg", msg}};
+  if (fields.is_object())
+    for (auto& [k, v] : fields.items())
+      line[k] = v;
+  err << line.dump() << std::endl;
+}
+
+// The store's file: --store sqlite:PATH, else tessera.db beside the configuration.
+Result<std::string> StorePath(const ServeArgs& a) {
+  if (!a.store.empty()) {
+    constexpr std::string_view kScheme = "sqlite:";
+    if (a.store.rfind(kScheme, 0) != 0 || a.store.size() == kScheme.size()) {
+      return InvalidArgument("--store: expected sqlite:PATH, got \"" + a.store +
+                             "\" (the embedded SQLite store is the only one built so far)");
+    }
+    return a.store.substr(kScheme.size());
+  }
+  namespace fs = std::filesystem;
+  fs::path first(a.config.front());
+  std::error_code ec;
+  fs::path dir = fs::is_directory(first, ec) ? first : first.parent_path();
+  return (dir / "tessera.db").string();
+}
+
+Result<std::pair<std::string, int>> ParseListen(const std::string& s) {
+  size_t colon = s.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return InvalidArgument("--listen: expected HOST:PORT, got \"" + s + "\"");
+  }
+  std::string host = s.substr(0, colon);
+  int port = -1;
+  try {
+    size_t used = 0;
+    port = std::stoi(s.substr(colon + 1), &used);
+    if (used != s.size() - colon - 1) port = -1;
+  } catch (...) {
+  }
+  if (port < 0 || port > 65535) {
+    return InvalidArgument("--listen: the port must be 0-65535, got \"" + s.substr(colon + 1) +
+                           "\"");
+  }
+  return std::make_pair(host, port);
+}
+
+int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
+  // SIGINT and SIGTERM are taken by a thread of ours (sigwait), so they stop the server
+  // cleanly; they are blocked before any thread starts (the store's writer is one), since a
+  // thread that does not block them would die of them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  auto listen = ParseListen(a.listen);
+  if (!listen.ok()) {
+    err << "error: " << listen.status().message() << "\n";
+    return kExitInvalidInput;
+  }
+  auto path = StorePath(a);
+  if (!path.ok()) {
+    err << "error: " << path.status().message() << "\n";
+    return kExitInvalidInput;
+  }
+  std::optional<Spec> spec = LoadOrReport(a.config, err);
+  if (!spec) return kExitInvalidInput;
+  auto store = SqliteStore::Open(*path);
+  if (!store.ok()) {
+    err << "error: " << store.status().message() << "\n";
+    return kExitFailure;
+  }
+
+  static SystemClock clock;
+  DaemonOptions options;
+  if (const char* t = std::getenv("TESSERA_ADMIN_TOKEN")) options.admin_token = t;
+  std::string new_token;
+  auto t0 = std::chrono::steady_clock::now();
+  auto daemon = Daemon::Start(std::move(*spec), std::move(*store), clock, options, &new_token);
+  if (!daemon.ok()) {
+    err << "error: " << daemon.status().message() << "\n";
+    return kExitFailure;
+  }
+  double restore_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  Daemon::Counts counts = (*daemon)->counts();
+  Log(err, "info", "state restored",
+      {{"store", *path},
+       {"jobs", counts.total},
+       {"pending", counts.pending},
+       {"ms", std::round(restore_ms * 10) / 10}});
+
+  httplib::Server http;
+  auto api = InstallApi(http, **daemon, ApiOptions{});
+  int port = listen->second;
+  if (port == 0) {
+    port = http.bind_to_any_port(listen->first);
+  } else if (!http.bind_to_port(listen->first, port)) {
+    port = -1;
+  }
+  if (port < 0) {
+    err << "error: --listen " << a.listen << ": cannot bind (in use, or not a local address)\n";
+    return kExitFailure;
+  }
+  std::string url = fmt::format("http://{}:{}", listen->first, port);
+  out << "tessera serve: listening on " << url << " (store " << *path << ")\n";
+  if (!new_token.empty()) {
+    out << "admin token (shown once; set TESSERA_ADMIN_TOKEN to choose it): " << new_token << "\n";
+  }
+  out.flush();
+  Log(err, "info", "listening", {{"url", url}});
+  if (!a.ready_file.empty()) {
+    std::ofstream(a.ready_file + ".tmp") << url << "\n";
+    std::filesystem::rename(a.ready_file + ".tmp", a.ready_file);
+  }
+  std::thread stopper([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    Log(err, "info", "stopping", {{"signal", sig}});
+    http.stop();
+  });
+  http.listen_after_bind();
+  // listen_after_bind returned: by our signal thread, or on an error of its own.
+  if (stopper.joinable()) {
+    pthread_kill(stopper.native_handle(), SIGTERM);
+    stopper.join();
+  }
+  daemon->reset();
+  Log(err, "info", "stopped");
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterServe(CLI::App& app, std::ostream& out, std::ostream& err, int& code) {
+  auto* cmd = app.add_subcommand("serve", "Run the daemon: the API, the store and the engine");
+  auto a = std::make_shared<ServeArgs>();
+  cmd->add_option("--config", a->config,
+                  "Configuration files or directories (fleet, tenants, "
+                  "policies)")
+      ->required();
+  cmd->add_option("--store", a->store,
+                  "The store: sqlite:PATH (default: tessera.db beside the configuration)");
+  cmd->add_option("--listen", a->listen, "Address to listen on, HOST:PORT (port 0: any free)")
+      ->capture_default_str();
+  cmd->add_option("--ready-file", a->ready_file,
+                  "Write the server's URL to this file once it accepts requests");
+  cmd->callback([a, &out, &err, &code] { code = RunServe(*a, out, err); });
+}
+
+}  // namespace tessera::cli

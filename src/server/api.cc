@@ -1,0 +1,370 @@
+#include "server/api.h"
+
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "config/loader.h"
+#include "model/job.h"
+
+namespace tessera {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+int HttpStatus(StatusCode c) {
+  switch (c) {
+    case StatusCode::kOk:
+      return 200;
+    case StatusCode::kInvalidArgument:
+      return 400;
+    case StatusCode::kUnauthenticated:
+      return 401;
+    case StatusCode::kPermissionDenied:
+      return 403;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kAlreadyExists:
+    case StatusCode::kFailedPrecondition:
+      return 409;
+    case StatusCode::kUnavailable:
+      return 503;
+    case StatusCode::kInternal:
+      return 500;
+  }
+  return 500;
+}
+
+std::string ErrorCode(int http) {
+  switch (http) {
+    case 400:
+      return "invalid_argument";
+    case 401:
+      return "unauthenticated";
+    case 403:
+      return "permission_denied";
+    case 404:
+      return "not_found";
+    case 405:
+      return "method_not_allowed";
+    case 409:
+      return "conflict";
+    case 413:
+      return "payload_too_large";
+    case 415:
+      return "unsupported_media_type";
+    case 503:
+      return "unavailable";
+    default:
+      return http >= 500 ? "internal" : "bad_request";
+  }
+}
+
+void SendJson(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump() + "\n", "application/json");
+}
+
+void SendError(httplib::Response& res, int status, const std::string& message,
+               const std::string& field = "") {
+  json e = {{"code", ErrorCode(status)}, {"message", message}};
+  if (!field.empty()) e["field"] = field;
+  SendJson(res, status, e);
+}
+
+void SendStatus(httplib::Response& res, const Status& s, const std::string& field = "") {
+  SendError(res, HttpStatus(s.code()), s.message(), field);
+}
+
+json JobJson(const StoredJob& j, bool with_spec) {
+  json out = {
+      {"id", j.id},         {"name", j.name},     {"tenant", j.tenant},         {"state", j.state},
+      {"reason", j.reason}, {"detail", j.detail}, {"submitted_ms", j.submitted}};
+  auto body = json::parse(j.body, nullptr, false);
+  if (!body.is_discarded() && body.is_object()) {
+    out["class"] = body.value("class", "");
+    if (with_spec) out["spec"] = body;
+  }
+  out["first_start_ms"] = j.first_start ? json(*j.first_start) : json(nullptr);
+  out["finished_ms"] = j.finished ? json(*j.finished) : json(nullptr);
+  out["restarts"] = j.restarts;
+  out["placement"] = j.placement.empty() ? json::array() : json::parse(j.placement, nullptr, false);
+  out["submitted_by"] = j.principal;
+  return out;
+}
+
+// A non-negative integer query parameter; `fallback` when absent.
+Result<int64_t> IntParam(const httplib::Request& req, const char* name, int64_t fallback) {
+  if (!req.has_param(name)) return fallback;
+  std::string v = req.get_param_value(name);
+  int64_t out = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (ec != std::errc() || p != v.data() + v.size() || out < 0) {
+    return InvalidArgument(std::string("query parameter \"") + name +
+                           "\" must be a non-negative integer, got \"" + v + "\"");
+  }
+  return out;
+}
+
+}  // namespace
+
+class Api {
+ public:
+  Api(Daemon& d, const ApiOptions& o) : d_(d), options_(o) {}
+
+  void Install(httplib::Server& s) {
+    s.set_payload_max_length(options_.max_body_bytes);
+    int threads = options_.threads;
+    s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+    s.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+      if (!res.body.empty()) return;
+      std::string message = res.status == 404   ? "no such route"
+                            : res.status == 413 ? "the request body exceeds the size limit"
+                                                : "the request was refused";
+      SendError(res, res.status, message);
+    });
+    s.set_exception_handler(
+        [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+          std::string what = "internal error";
+          try {
+            std::rethrow_exception(ep);
+          } catch (const std::exception& e) {
+            what = std::string("internal error: ") + e.what();
+          } catch (...) {
+          }
+          SendError(res, 500, what);
+        });
+
+    s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+      SendJson(res, 200, {{"status", "ok"}});
+    });
+    s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+      Daemon::Counts c = d_.counts();
+      SendJson(
+          res, 200,
+          {{"status", "ready"}, {"jobs", c.total}, {"pending", c.pending}, {"running", c.running}});
+    });
+    s.Get("/v1/whoami", [this](const httplib::Request& req, httplib::Response& res) {
+      auto caller = Authenticate(req, res);
+      if (!caller) return;
+      json out = {{"name", caller->name}, {"role", std::string(RoleName(caller->role))}};
+      if (!caller->tenant.empty()) out["tenant"] = caller->tenant;
+      SendJson(res, 200, out);
+    });
+    s.Post("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
+      Mutating(req, res, [&](const Caller& c) { return SubmitJob(c, req, res); });
+    });
+    s.Get("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
+      auto caller = Authenticate(req, res);
+      if (caller) ListJobs(*caller, req, res);
+    });
+    s.Get(R"(/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+      auto caller = Authenticate(req, res);
+      if (!caller) return;
+      auto job = d_.GetJob(*caller, req.matches[1], req.get_param_value("tenant"));
+      if (!job.ok()) return SendStatus(res, job.status());
+      SendJson(res, 200, JobJson(*job, true));
+    });
+    s.Get(R"(/v1/jobs/([^/]+)/explain)",
+          [this](const httplib::Request& req, httplib::Response& res) {
+            auto caller = Authenticate(req, res);
+            if (!caller) return;
+            auto out = d_.Explain(*caller, req.matches[1], req.get_param_value("tenant"));
+            if (!out.ok()) return SendStatus(res, out.status());
+            SendJson(res, 200, *out);
+          });
+    s.Get(R"(/v1/jobs/([^/]+)/events)",
+          [this](const httplib::Request& req, httplib::Response& res) {
+            auto caller = Authenticate(req, res);
+            if (!caller) return;
+            auto out = d_.Explain(*caller, req.matches[1], req.get_param_value("tenant"));
+            if (!out.ok()) return SendStatus(res, out.status());
+            SendJson(res, 200, {{"events", (*out)["decisions"]}});
+          });
+    s.Post(R"(/v1/jobs/([^/]+)/cancel)",
+           [this](const httplib::Request& req, httplib::Response& res) {
+             Mutating(req, res, [&](const Caller& c) -> std::string {
+               auto job = d_.Cancel(c, req.matches[1], req.get_param_value("tenant"));
+               if (!job.ok()) {
+                 SendStatus(res, job.status());
+                 return job.status().message();
+               }
+               SendJson(res, 202, {{"id", job->id}, {"name", job->name}, {"cancelling", true}});
+               return "job " + std::to_string(job->id);
+             });
+           });
+    s.Get("/v1/audit", [this](const httplib::Request& req, httplib::Response& res) {
+      auto caller = Authenticate(req, res);
+      if (!caller) return;
+      if (caller->role != Role::kAdmin && caller->role != Role::kOperator) {
+        return SendError(res, 403, "only admins and operators read the audit log");
+      }
+      AuditQuery q;
+      auto after = IntParam(req, "after", 0);
+      auto limit = IntParam(req, "limit", 100);
+      auto since = IntParam(req, "since_ms", 0);
+      for (const auto* r : {&after, &limit, &since})
+        if (!r->ok()) return SendStatus(res, r->status());
+      q.after = *after;
+      q.limit = static_cast<int>(std::clamp<int64_t>(*limit, 1, 1000));
+      q.since = *since;
+      q.principal = req.get_param_value("principal");
+      auto rows = d_.store().QueryAudit(q);
+      if (!rows.ok()) return SendStatus(res, rows.status());
+      json items = json::array();
+      for (const AuditEntry& a : *rows) {
+        items.push_back({{"seq", a.seq},
+                         {"time_ms", a.time},
+                         {"principal", a.principal},
+                         {"remote", a.remote},
+                         {"method", a.method},
+                         {"path", a.path},
+                         {"status", a.status},
+                         {"detail", a.detail}});
+      }
+      json out = {{"items", items}};
+      if (static_cast<int>(rows->size()) == q.limit) out["next"] = rows->back().seq;
+      SendJson(res, 200, out);
+    });
+    s.Post("/v1/principals", [this](const httplib::Request& req, httplib::Response& res) {
+      Mutating(req, res, [&](const Caller& c) -> std::string {
+        auto body = json::parse(req.body, nullptr, false);
+        if (body.is_discarded() || !body.is_object()) {
+          SendError(res, 400, "the body must be a JSON object {name, role, tenant}");
+          return "bad body";
+        }
+        for (const auto& [k, v] : body.items()) {
+          if (k != "name" && k != "role" && k != "tenant") {
+            SendError(res, 400, "unknown field \"" + k + "\"", k);
+            return "bad body";
+          }
+          if (!v.is_string()) {
+            SendError(res, 400, "\"" + k + "\" must be a string", k);
+            return "bad body";
+          }
+        }
+        Principal p{body.value("name", ""), body.value("role", ""), body.value("tenant", ""), 0};
+        if (p.name.empty() || p.name.size() > 63 ||
+            p.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_.@") !=
+                std::string::npos) {
+          SendError(res, 400, "\"name\" must be 1-63 of a-z 0-9 - _ . @", "name");
+          return "bad name";
+        }
+        if (Status st = d_.PutPrincipal(c, p); !st.ok()) {
+          SendStatus(res, st, st.code() == StatusCode::kInvalidArgument ? "role" : "");
+          return st.message();
+        }
+        SendJson(res, 201, {{"name", p.name}, {"role", p.role}, {"tenant", p.tenant}});
+        return "principal " + p.name + " (" + p.role + ")";
+      });
+    });
+    s.Post(R"(/v1/principals/([^/]+)/tokens)",
+           [this](const httplib::Request& req, httplib::Response& res) {
+             Mutating(req, res, [&](const Caller& c) -> std::string {
+               auto body = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
+               if (body.is_discarded() || !body.is_object()) {
+                 SendError(res, 400, "the body must be a JSON object {expires_in_s}");
+                 return "bad body";
+               }
+               std::optional<TimeMs> expires;
+               for (const auto& [k, v] : body.items()) {
+                 if (k != "expires_in_s" || !v.is_number_integer() || v.get<int64_t>() <= 0) {
+                   SendError(res, 400, "the only field is \"expires_in_s\", a positive integer", k);
+                   return "bad body";
+                 }
+                 expires = d_.clock().Now() + v.get<int64_t>() * 1000;
+               }
+               auto token = d_.IssueToken(c, req.matches[1], expires);
+               if (!token.ok()) {
+                 SendStatus(res, token.status());
+                 return token.status().message();
+               }
+               json out = {{"principal", std::string(req.matches[1])}, {"token", *token}};
+               out["expires_ms"] = expires ? json(*expires) : json(nullptr);
+               SendJson(res, 201, out);
+               return "token for " + std::string(req.matches[1]);
+             });
+           });
+  }
+
+ private:
+  std::optional<Caller> Authenticate(const httplib::Request& req, httplib::Response& res) {
+    auto caller = d_.auth().Authenticate(req.get_header_value("Authorization"), d_.clock().Now());
+    if (!caller.ok()) {
+      res.set_header("WWW-Authenticate", "Bearer");
+      SendStatus(res, caller.status());
+      return std::nullopt;
+    }
+    return *caller;
+  }
+
+  // Authenticates, runs `act` (which answers and returns a line for the audit log), then
+  // records the call in the audit log, durably, before the answer leaves.
+  template <typename Act>
+  void Mutating(const httplib::Request& req, httplib::Response& res, Act&& act) {
+    auto caller = d_.auth().Authenticate(req.get_header_value("Authorization"), d_.clock().Now());
+    std::string who = caller.ok() ? caller->name : "";
+    std::string detail;
+    if (!caller.ok()) {
+      res.set_header("WWW-Authenticate", "Bearer");
+      SendStatus(res, caller.status());
+      detail = caller.status().message();
+    } else {
+      detail = act(*caller);
+    }
+    AuditEntry a{0,          d_.clock().Now(), who,        req.remote_addr,
+                 req.method, req.path,         res.status, detail};
+    d_.store().AppendAudit(std::move(a));
+  }
+
+  std::string SubmitJob(const Caller& c, const httplib::Request& req, httplib::Response& res) {
+    std::string key = req.get_header_value("Idempotency-Key");
+    if (key.size() > 255) {
+      SendError(res, 400, "the Idempotency-Key header is longer than 255 characters");
+      return "bad idempotency key";
+    }
+    std::string field;
+    auto out = d_.Submit(c, req.body, key, &field);
+    if (!out.ok()) {
+      SendStatus(res, out.status(), field);
+      return out.status().message().substr(0, 500);
+    }
+    if (out->replayed) res.set_header("Idempotent-Replayed", "true");
+    res.set_header("Location", "/v1/jobs/" + std::to_string(out->job.id));
+    SendJson(res, out->replayed ? 200 : 201, JobJson(out->job, false));
+    return "job " + std::to_string(out->job.id) + " " + out->job.name;
+  }
+
+  void ListJobs(const Caller& c, const httplib::Request& req, httplib::Response& res) {
+    JobFilter f;
+    auto after = IntParam(req, "after", 0);
+    auto limit = IntParam(req, "limit", 100);
+    if (!after.ok()) return SendStatus(res, after.status());
+    if (!limit.ok()) return SendStatus(res, limit.status());
+    f.after = *after;
+    f.limit = static_cast<int>(std::min<int64_t>(*limit, 1000));
+    f.tenant = req.get_param_value("tenant");
+    f.state = req.get_param_value("state");
+    f.job_class = req.get_param_value("class");
+    f.name = req.get_param_value("name");
+    JobPage page = d_.ListJobs(c, f);
+    json items = json::array();
+    for (const StoredJob& j : page.jobs)
+      items.push_back(JobJson(j, false));
+    json out = {{"items", items}};
+    if (page.next != 0) out["next"] = page.next;
+    SendJson(res, 200, out);
+  }
+
+  Daemon& d_;
+  ApiOptions options_;
+};
+
+std::shared_ptr<Api> InstallApi(httplib::Server& server, Daemon& daemon,
+                                const ApiOptions& options) {
+  auto api = std::make_shared<Api>(daemon, options);
+  api->Install(server);
+  return api;
+}
+
+}  // namespace tessera

@@ -1,0 +1,28 @@
+// The HTTP/JSON API under /v1/ (docs/api.md, docs/api/openapi.yaml) over cpp-httplib: routes,
+// authentication, the JSON error shape {code, message, field}, body limits, and the audit
+// record of every mutating call.
+//
+// Thread-safety: the server's worker threads call the daemon, which is thread-safe.
+#pragma once
+
+#include <httplib.h>
+
+#include <memory>
+#include <string>
+
+#include "server/daemon.h"
+
+namespace tessera {
+
+struct ApiOptions {
+  size_t max_body_bytes = 1 << 20;
+  int threads = 32;  // workers; submissions wait on the store's group commit
+};
+
+class Api;
+
+// Registers every route of the API on `server`. The handlers use the returned object: keep it
+// for as long as the server runs.
+std::shared_ptr<Api> InstallApi(httplib::Server& server, Daemon& daemon, const ApiOptions& options);
+
+}  // namespace tessera

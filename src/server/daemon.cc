@@ -1,0 +1,448 @@
+#include "server/daemon.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "config/loader.h"
+#include "sched/fragmentation.h"
+
+namespace tessera {
+
+using json = nlohmann::ordered_json;
+
+// The engine's Store port: every transition and decision goes to the view and the store.
+class Daemon::StorePort final : public Store {
+ public:
+  explicit StorePort(Daemon& d) : d_(d) {}
+  void PutJob(const JobRecord& job) override { d_.OnJob(job); }
+  void AppendDecision(const Decision& d) override { d_.OnDecision(d); }
+
+ private:
+  Daemon& d_;
+};
+
+// The backend reports into the engine (on the engine's thread, under mu_).
+struct Daemon::Sink final : EventSink {
+  Engine* engine = nullptr;
+  void Post(const Event& e) override { engine->Post(e); }
+};
+
+namespace {
+
+bool IsNumber(const std::string& s) {
+  return !s.empty() && s.size() < 19 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool Terminal(const std::string& state) {
+  return state == "succeeded" || state == "failed" || state == "cancelled";
+}
+
+}  // namespace
+
+Daemon::Daemon(Spec spec, std::unique_ptr<SqliteStore> store, const Clock& clock,
+               DaemonOptions options)
+    : spec_(std::move(spec)),
+      store_(std::move(store)),
+      clock_(clock),
+      options_(std::move(options)),
+      rng_(options_.seed) {}
+
+Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteStore> store,
+                                              const Clock& clock, DaemonOptions options,
+                                              std::string* new_admin_token) {
+  auto snap = store->Load();
+  if (!snap.ok()) return snap.status();
+  std::unique_ptr<Daemon> d(new Daemon(std::move(spec), std::move(store), clock, options));
+
+  ScorerRegistry scorers;
+  RegisterBuiltinScorers(scorers);
+  OrderingRegistry orderings;
+  RegisterBuiltinOrderings(orderings);
+  std::vector<std::pair<const TaskRequest*, int64_t>> reqs;
+  for (const Job& j : d->spec_.jobs)
+    for (const TaskGroup& g : j.task_groups)
+      reqs.push_back({&g.request, g.count});
+  d->target_ = TargetFromRequests(d->spec_, reqs);
+  auto scorer = scorers.Create(kDefaultScorer, ScorerContext{&d->target_});
+  if (!scorer.ok()) return scorer.status();
+  d->scorer_ = std::move(*scorer);
+  auto ordering = orderings.Create("fifo");
+  if (!ordering.ok()) return ordering.status();
+  d->ordering_ = std::move(*ordering);
+  auto cell = CellState::FromSpec(d->spec_);
+  if (!cell.ok()) return cell.status();
+  d->port_ = std::make_unique<StorePort>(*d);
+  d->sink_ = std::make_unique<Sink>();
+  d->engine_ = std::make_unique<Engine>(d->spec_, std::move(*cell), *d->scorer_, *d->ordering_,
+                                        *d->port_, d->backend_, clock, d->rng_);
+  d->sink_->engine = d->engine_.get();
+  d->backend_.SetSink(d->sink_.get());
+
+  for (const Principal& p : snap->principals)
+    d->auth_.Add(p);
+  for (const StoredToken& t : snap->tokens)
+    d->auth_.AddToken(t);
+  if (new_admin_token != nullptr) new_admin_token->clear();
+  if (snap->principals.empty()) {
+    std::string token = d->options_.admin_token.empty() ? NewToken() : d->options_.admin_token;
+    Principal admin{"admin", "admin", "", clock.Now()};
+    StoredToken t{HashToken(token), "admin", std::nullopt, clock.Now()};
+    d->store_->PutPrincipal(admin);
+    if (Status s = d->store_->PutToken(t).get(); !s.ok()) return s;
+    d->auth_.Add(admin);
+    d->auth_.AddToken(t);
+    if (new_admin_token != nullptr && d->options_.admin_token.empty()) *new_admin_token = token;
+  }
+  {
+    std::lock_guard<std::mutex> lock(d->mu_);
+    if (Status s = d->Restore(*snap); !s.ok()) return s;
+  }
+  d->loop_ = std::thread([p = d.get()] { p->Loop(); });
+  return d;
+}
+
+Daemon::~Daemon() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (loop_.joinable()) loop_.join();
+  store_->Flush().wait();
+}
+
+Status Daemon::Restore(const StoreSnapshot& snap) {
+  const TimeMs now = clock_.Now();
+  for (const StoredJob& stored : snap.jobs) {
+    // A gap is a submission whose insert failed (never acknowledged): a hidden placeholder.
+    while (static_cast<int64_t>(jobs_.size()) + 1 < stored.id) {
+      StoredJob& gap = jobs_.emplace_back();
+      gap.id = static_cast<int64_t>(jobs_.size());
+      gap.state = "failed";
+      gap.reason = "store";
+      engine_id_.emplace_back();
+      restart_base_.push_back(0);
+    }
+    jobs_.push_back(stored);
+    engine_id_.emplace_back();
+    restart_base_.push_back(stored.restarts);
+    by_name_[stored.name].push_back(stored.id);
+    if (!stored.idempotency_key.empty())
+      by_idempotency_[{stored.principal, stored.idempotency_key}] = stored.id;
+    if (Terminal(stored.state)) continue;
+    StoredJob& row = jobs_.back();
+    JobLoad parsed = LoadJobText(spec_, {"job " + std::to_string(row.id), row.body});
+    if (!parsed.job) {
+      // The configuration changed under it (a tenant or model removed): it can never run.
+      row.state = "failed";
+      row.reason = "invalid";
+      row.detail = "no longer valid under the configuration: " + parsed.diagnostics.ToString();
+      row.finished = now;
+      store_->UpdateJob(row);
+      continue;
+    }
+    bool was_running = row.state == "running" || row.state == "placed";
+    JobId id = engine_->Submit(std::move(*parsed.job), now);
+    engine_id_.back() = id;
+    if (by_engine_.size() <= id.value()) by_engine_.resize(id.value() + 1, 0);
+    by_engine_[id.value()] = row.id;
+    if (was_running) {
+      ++restart_base_.back();
+      store_->AppendDecision({0, now, "requeue", row.id, "daemon-restart",
+                              R"({"note":"the run's process ended with the previous daemon"})"});
+    }
+  }
+  return Status::Ok();
+}
+
+void Daemon::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    engine_->RunDue();
+    TimeMs now = clock_.Now();
+    TimeMs wake = std::min(engine_->NextEventTime().value_or(kNever), now + 1000);
+    auto deadline = std::chrono::system_clock::time_point(std::chrono::milliseconds(wake));
+    cv_.wait_until(lock, deadline, [&] { return stopping_ || poked_; });
+    poked_ = false;
+  }
+}
+
+void Daemon::Poke() {
+  poked_ = true;
+  cv_.notify_all();
+}
+
+void Daemon::OnJob(const JobRecord& rec) {
+  if (rec.id.value() >= by_engine_.size()) return;  // Submit is still registering it
+  StoredJob& row = jobs_[by_engine_[rec.id.value()] - 1];
+  row.state = std::string(JobStateName(rec.state));
+  bool waiting = rec.state == JobState::kPending || rec.state == JobState::kAdmitted;
+  row.reason = waiting ? std::string(PendingReasonCode(rec.reason)) : "";
+  row.detail = waiting ? rec.detail : rec.where;
+  row.first_start = rec.first_start;
+  row.finished = rec.finished;
+  row.restarts = restart_base_[row.id - 1] + rec.restarts;
+  row.placement = rec.placements.empty() ? "" : PlacementJson(rec);
+  store_->UpdateJob(row);
+}
+
+void Daemon::OnDecision(const Decision& d) {
+  if (d.job.value() >= by_engine_.size()) return;
+  json detail = json::object();
+  if (!d.nodes.empty()) {
+    json nodes = json::array();
+    for (uint32_t n : d.nodes)
+      nodes.push_back(engine_->cell().node_name(n));
+    detail["nodes"] = nodes;
+  }
+  if (!d.where.empty()) detail["where"] = d.where;
+  store_->AppendDecision({0, d.time, std::string(DecisionKindName(d.kind)),
+                          by_engine_[d.job.value()], d.reason, detail.dump()});
+}
+
+std::string Daemon::PlacementJson(const JobRecord& rec) const {
+  const CellState& cell = engine_->cell();
+  json tasks = json::array();
+  for (const Placement& p : rec.placements) {
+    json t = {{"node", cell.node_name(p.node)}};
+    const Node& node = spec_.node(cell.spec_node(p.node));
+    t["cluster"] = spec_.cluster(node.cluster).name;
+    json devices = json::array();
+    for (const DeviceUse& u : p.devices)
+      devices.push_back({{"index", u.index}, {"milli", u.milli}});
+    if (!p.devices.empty()) {
+      t["model"] = spec_.model(DeviceModelId(cell.devices(p.node)[p.devices[0].index].model)).name;
+    }
+    t["devices"] = devices;
+    tasks.push_back(t);
+  }
+  return tasks.dump();
+}
+
+Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& body,
+                                     const std::string& idempotency_key, std::string* field) {
+  if (caller.role != Role::kAdmin && caller.role != Role::kMember) {
+    return PermissionDenied("the " + std::string(RoleName(caller.role)) +
+                            " role may not submit jobs");
+  }
+  JobLoad parsed = LoadJobText(spec_, {"body", body});
+  if (!parsed.job) {
+    if (field != nullptr) *field = parsed.diagnostics.Sorted().front().path;
+    return InvalidArgument(parsed.diagnostics.ToString());
+  }
+  const std::string& tenant = spec_.tenants[parsed.job->tenant.value()].path;
+  if (!caller.MayChange(tenant)) {
+    return PermissionDenied("principal \"" + caller.name + "\" may not submit to tenant \"" +
+                            tenant + "\"");
+  }
+  std::shared_future<Status> durable;
+  StoredJob row;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!idempotency_key.empty()) {
+      auto it = by_idempotency_.find({caller.name, idempotency_key});
+      if (it != by_idempotency_.end()) {
+        const StoredJob& earlier = jobs_[it->second - 1];
+        if (earlier.body != body) {
+          return FailedPrecondition("Idempotency-Key \"" + idempotency_key +
+                                    "\" was used for a different request (job " +
+                                    std::to_string(earlier.id) + ")");
+        }
+        return SubmitOutcome{earlier, true};
+      }
+    }
+    auto same = by_name_.find(parsed.job->name);
+    if (same != by_name_.end()) {
+      for (int64_t id : same->second) {
+        const StoredJob& other = jobs_[id - 1];
+        if (other.tenant == tenant && !Terminal(other.state)) {
+          return AlreadyExists("tenant \"" + tenant + "\" already has an active job named \"" +
+                               other.name + "\" (id " + std::to_string(id) + ")");
+        }
+      }
+    }
+    row.id = static_cast<int64_t>(jobs_.size()) + 1;
+    row.name = parsed.job->name;
+    row.tenant = tenant;
+    row.body = body;
+    row.idempotency_key = idempotency_key;
+    row.principal = caller.name;
+    row.submitted = clock_.Now();
+    row.state = "pending";
+    row.reason = "new";
+    jobs_.push_back(row);
+    engine_id_.emplace_back();
+    restart_base_.push_back(0);
+    by_name_[row.name].push_back(row.id);
+    if (!idempotency_key.empty()) by_idempotency_[{caller.name, idempotency_key}] = row.id;
+    durable = store_->InsertJob(row);
+  }
+  Status s = durable.get();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!s.ok()) {
+    // Not durable, so not accepted: the row stays as a failed submission nobody sees again.
+    StoredJob& failed = jobs_[row.id - 1];
+    failed.state = "failed";
+    failed.reason = "store";
+    failed.detail = s.message();
+    if (!idempotency_key.empty()) by_idempotency_.erase({caller.name, idempotency_key});
+    return Unavailable("the store did not accept the job: " + s.message());
+  }
+  JobId id = engine_->Submit(std::move(*parsed.job), clock_.Now());
+  if (by_engine_.size() <= id.value()) by_engine_.resize(id.value() + 1, 0);
+  by_engine_[id.value()] = row.id;
+  engine_id_[row.id - 1] = id;
+  Poke();
+  return SubmitOutcome{jobs_[row.id - 1], false};
+}
+
+Result<int64_t> Daemon::Resolve(const Caller& caller, const std::string& ref,
+                                const std::string& tenant) const {
+  auto hidden = [&] { return NotFound("no job \"" + ref + "\""); };
+  if (IsNumber(ref)) {
+    int64_t id = std::stoll(ref);
+    if (id < 1 || id > static_cast<int64_t>(jobs_.size())) return hidden();
+    const StoredJob& j = jobs_[id - 1];
+    // Another tenant's job is reported as missing, not forbidden: its existence is theirs.
+    if (!caller.MaySee(j.tenant) || j.reason == "store") return hidden();
+    return id;
+  }
+  auto it = by_name_.find(ref);
+  if (it == by_name_.end()) return hidden();
+  int64_t found = 0;
+  std::string found_tenant;
+  for (auto id = it->second.rbegin(); id != it->second.rend(); ++id) {
+    const StoredJob& j = jobs_[*id - 1];
+    if (!caller.MaySee(j.tenant) || j.reason == "store") continue;
+    if (!tenant.empty() && j.tenant != tenant) continue;
+    if (found == 0) {
+      found = *id;
+      found_tenant = j.tenant;
+    } else if (j.tenant != found_tenant) {
+      return FailedPrecondition("job name \"" + ref + "\" is used by tenants \"" + found_tenant +
+                                "\" and \"" + j.tenant + "\"; give the tenant or the id");
+    }
+  }
+  if (found == 0) return hidden();
+  return found;
+}
+
+Result<StoredJob> Daemon::GetJob(const Caller& caller, const std::string& ref,
+                                 const std::string& tenant) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto id = Resolve(caller, ref, tenant);
+  if (!id.ok()) return id.status();
+  return jobs_[*id - 1];
+}
+
+JobPage Daemon::ListJobs(const Caller& caller, const JobFilter& f) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  JobPage page;
+  int limit = std::clamp(f.limit, 1, 1000);
+  for (size_t i = static_cast<size_t>(std::max<int64_t>(f.after, 0)); i < jobs_.size(); ++i) {
+    const StoredJob& j = jobs_[i];
+    if (j.reason == "store" || !caller.MaySee(j.tenant)) continue;
+    if (!f.tenant.empty() && !WithinTenant(j.tenant, f.tenant)) continue;
+    if (!f.name.empty() && j.name != f.name) continue;
+    if (f.state == "active" ? Terminal(j.state) : !f.state.empty() && j.state != f.state) continue;
+    if (!f.job_class.empty()) {
+      auto c = nlohmann::json::parse(j.body, nullptr, false);
+      if (c.is_discarded() || !c.is_object() || c.value("class", "") != f.job_class) continue;
+    }
+    if (static_cast<int>(page.jobs.size()) == limit) {
+      page.next = page.jobs.back().id;
+      break;
+    }
+    page.jobs.push_back(j);
+  }
+  return page;
+}
+
+Result<StoredJob> Daemon::Cancel(const Caller& caller, const std::string& ref,
+                                 const std::string& tenant) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto id = Resolve(caller, ref, tenant);
+  if (!id.ok()) return id.status();
+  StoredJob& row = jobs_[*id - 1];
+  if (!caller.MayChange(row.tenant)) {
+    return PermissionDenied("principal \"" + caller.name + "\" may not cancel jobs of tenant \"" +
+                            row.tenant + "\"");
+  }
+  if (Terminal(row.state)) {
+    return FailedPrecondition("job " + std::to_string(row.id) + " has already ended (" + row.state +
+                              ")");
+  }
+  const std::optional<JobId>& eid = engine_id_[row.id - 1];
+  if (!eid) return Unavailable("job " + std::to_string(row.id) + " is still being stored");
+  engine_->Cancel(*eid, clock_.Now());
+  engine_->RunDue();
+  Poke();
+  return row;
+}
+
+Result<json> Daemon::Explain(const Caller& caller, const std::string& ref,
+                             const std::string& tenant) {
+  StoredJob row;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto id = Resolve(caller, ref, tenant);
+    if (!id.ok()) return id.status();
+    row = jobs_[*id - 1];
+  }
+  json out = {{"id", row.id}, {"name", row.name}, {"tenant", row.tenant}, {"state", row.state}};
+  if (row.state == "pending" || row.state == "admitted") {
+    out["why_pending"] = {{"code", row.reason}, {"detail", row.detail}};
+  } else if (row.state == "running" || row.state == "placed") {
+    out["why_here"] = row.detail;
+    out["placement"] = row.placement.empty() ? json::array() : json::parse(row.placement);
+  }
+  auto log = store_->QueryDecisions(row.id);
+  if (!log.ok()) return log.status();
+  json decisions = json::array();
+  for (const StoredDecision& d : *log) {
+    json line = {{"time_ms", d.time}, {"kind", d.kind}, {"reason", d.reason}};
+    auto detail = json::parse(d.detail, nullptr, false);
+    if (!detail.is_discarded() && !detail.empty()) line["detail"] = detail;
+    decisions.push_back(line);
+  }
+  out["decisions"] = decisions;
+  return out;
+}
+
+Status Daemon::PutPrincipal(const Caller& caller, Principal p) {
+  if (caller.role != Role::kAdmin) return PermissionDenied("only admins manage principals");
+  std::optional<Role> role = ParseRole(p.role);
+  if (!role) {
+    return InvalidArgument("role \"" + p.role +
+                           "\" is not one of admin, operator, member, viewer, agent");
+  }
+  if ((*role == Role::kMember || *role == Role::kViewer) && p.tenant.empty()) {
+    return InvalidArgument("a " + p.role + " needs a tenant");
+  }
+  if (!p.tenant.empty() && !spec_.FindTenant(p.tenant)) {
+    return InvalidArgument("unknown tenant \"" + p.tenant + "\"");
+  }
+  p.created = clock_.Now();
+  if (Status s = store_->PutPrincipal(p).get(); !s.ok()) return s;
+  auth_.Add(p);
+  return Status::Ok();
+}
+
+Result<std::string> Daemon::IssueToken(const Caller& caller, const std::string& principal,
+                                       std::optional<TimeMs> expires) {
+  if (caller.role != Role::kAdmin) return PermissionDenied("only admins issue tokens");
+  if (!auth_.Find(principal)) return NotFound("no principal \"" + principal + "\"");
+  std::string token = NewToken();
+  StoredToken t{HashToken(token), principal, expires, clock_.Now()};
+  if (Status s = store_->PutToken(t).get(); !s.ok()) return s;
+  auth_.AddToken(t);
+  return token;
+}
+
+Daemon::Counts Daemon::counts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {engine_->pending_count(), engine_->running_count(), jobs_.size()};
+}
+
+}  // namespace tessera

@@ -1,0 +1,145 @@
+// The daemon's core (`tessera serve`): the configuration, the engine driven by the system
+// clock, the emulated backend, the durable store and the in-memory view of every job that the
+// API answers from. It is the composition root of the running service; the HTTP layer
+// (api.h) only translates requests into these calls.
+//
+// Submissions are durable before they are acknowledged: Submit waits for the store's commit
+// of the job's row, then hands the job to the engine. On start the daemon rebuilds itself from
+// the store: finished jobs are shown as they ended, every other job is queued again (a run the
+// previous process had started is requeued: the emulated backend's timers died with it).
+//
+// Thread-safety: every public method may be called from any thread; one mutex guards the
+// engine and the view, and the engine runs on a thread of its own.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/rng.h"
+#include "engine/engine.h"
+#include "model/spec.h"
+#include "sched/fragmentation.h"
+#include "server/auth.h"
+#include "server/emulated_backend.h"
+#include "store/sqlite_store.h"
+
+namespace tessera {
+
+struct DaemonOptions {
+  // The admin's token on first start with an empty store; "" = generate one.
+  std::string admin_token;
+  uint64_t seed = 1;
+};
+
+struct JobFilter {
+  std::string tenant;  // a subtree; "" = all the caller may see
+  std::string state;   // "" = any; "active" = not finished
+  std::string job_class;
+  std::string name;
+  int64_t after = 0;  // the last id of the previous page
+  int limit = 100;
+};
+
+struct JobPage {
+  std::vector<StoredJob> jobs;
+  int64_t next = 0;  // the `after` of the next page; 0 = none
+};
+
+struct SubmitOutcome {
+  StoredJob job;
+  bool replayed = false;  // an earlier submission with the same Idempotency-Key
+};
+
+class Daemon {
+ public:
+  // Rebuilds the state from `store` and starts the engine's thread. When the store has no
+  // principal yet, creates `admin`; `*new_admin_token` then holds its token (else "").
+  static Result<std::unique_ptr<Daemon>> Start(Spec spec, std::unique_ptr<SqliteStore> store,
+                                               const Clock& clock, DaemonOptions options,
+                                               std::string* new_admin_token);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // `field`, when given, receives the field path of the first error in the body.
+  Result<SubmitOutcome> Submit(const Caller& caller, const std::string& body,
+                               const std::string& idempotency_key, std::string* field = nullptr);
+  // A job by id ("17") or name; `tenant` narrows a name several tenants use.
+  Result<StoredJob> GetJob(const Caller& caller, const std::string& ref,
+                           const std::string& tenant) const;
+  JobPage ListJobs(const Caller& caller, const JobFilter& filter) const;
+  Result<StoredJob> Cancel(const Caller& caller, const std::string& ref, const std::string& tenant);
+  // Why the job is pending, or why it runs where it does, with its decision log.
+  Result<nlohmann::ordered_json> Explain(const Caller& caller, const std::string& ref,
+                                         const std::string& tenant);
+
+  // Creates (or replaces) a principal; admins only.
+  Status PutPrincipal(const Caller& caller, Principal p);
+  // A new token for `principal`, valid until `expires` (nullopt = no expiry); admins only.
+  Result<std::string> IssueToken(const Caller& caller, const std::string& principal,
+                                 std::optional<TimeMs> expires);
+
+  const Spec& spec() const { return spec_; }
+  SqliteStore& store() { return *store_; }
+  const Authenticator& auth() const { return auth_; }
+  const Clock& clock() const { return clock_; }
+  // Jobs pending and running now, and jobs known in all.
+  struct Counts {
+    size_t pending = 0, running = 0, total = 0;
+  };
+  Counts counts() const;
+
+ private:
+  class StorePort;
+  struct Sink;
+
+  Daemon(Spec spec, std::unique_ptr<SqliteStore> store, const Clock& clock, DaemonOptions options);
+  Status Restore(const StoreSnapshot& snap);
+  void Loop();
+  void Poke();
+  // Under mu_: the job a reference names for the caller.
+  Result<int64_t> Resolve(const Caller& caller, const std::string& ref,
+                          const std::string& tenant) const;
+  // Under mu_: the engine's record changed.
+  void OnJob(const JobRecord& rec);
+  void OnDecision(const Decision& d);
+  std::string PlacementJson(const JobRecord& rec) const;
+
+  const Spec spec_;
+  std::unique_ptr<SqliteStore> store_;
+  const Clock& clock_;
+  DaemonOptions options_;
+  Authenticator auth_;
+
+  TargetWorkload target_;  // FGD's target: the configuration's declared jobs
+  std::unique_ptr<Scorer> scorer_;
+  std::unique_ptr<OrderingPolicy> ordering_;
+  SeededRng rng_;
+  EmulatedBackend backend_;
+  std::unique_ptr<StorePort> port_;
+  std::unique_ptr<Sink> sink_;
+  std::unique_ptr<Engine> engine_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool poked_ = false;
+  bool stopping_ = false;
+  std::vector<StoredJob> jobs_;                  // by id - 1
+  std::vector<int64_t> by_engine_;               // engine JobId -> store id
+  std::vector<std::optional<JobId>> engine_id_;  // by id - 1
+  std::vector<int32_t> restart_base_;            // by id - 1: restarts before this process
+  std::map<std::string, std::vector<int64_t>> by_name_;
+  std::map<std::pair<std::string, std::string>, int64_t> by_idempotency_;  // (principal, key)
+  std::thread loop_;
+};
+
+}  // namespace tessera

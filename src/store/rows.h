@@ -1,0 +1,83 @@
+// What the daemon keeps durably: plain rows, independent of the engine's in-memory records.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+
+namespace tessera {
+
+// A submitted job: the submission as received and its last known state.
+struct StoredJob {
+  int64_t id = 0;
+  std::string name;
+  std::string tenant;           // tenant path
+  std::string body;             // the job object as submitted (JSON)
+  std::string idempotency_key;  // "" = none
+  std::string principal;        // who submitted it
+  TimeMs submitted = 0;
+  std::string state = "pending";  // JobStateName
+  std::string reason;             // PendingReasonCode while not running
+  std::string detail;             // why pending / why here
+  std::optional<TimeMs> first_start;
+  std::optional<TimeMs> finished;
+  int32_t restarts = 0;
+  std::string placement;  // JSON: the current run's tasks (node, devices)
+};
+
+// One line of the decision log.
+struct StoredDecision {
+  int64_t seq = 0;
+  TimeMs time = 0;
+  std::string kind;
+  int64_t job = 0;
+  std::string reason;
+  std::string detail;  // JSON: nodes, where
+};
+
+// One mutating API call.
+struct AuditEntry {
+  int64_t seq = 0;
+  TimeMs time = 0;
+  std::string principal;
+  std::string remote;  // client address
+  std::string method;
+  std::string path;
+  int status = 0;
+  std::string detail;  // e.g. the job created, the error
+};
+
+struct Principal {
+  std::string name;
+  std::string role;    // admin | operator | member | viewer
+  std::string tenant;  // member/viewer: the subtree they act in; "" otherwise
+  TimeMs created = 0;
+};
+
+struct StoredToken {
+  std::string hash;  // hex SHA-256 of the bearer token
+  std::string principal;
+  std::optional<TimeMs> expires;
+  TimeMs created = 0;
+};
+
+struct NodeFlags {
+  std::string node;
+  bool cordoned = false;
+  bool draining = false;
+};
+
+// Everything the daemon rebuilds its state from on start.
+struct StoreSnapshot {
+  std::vector<StoredJob> jobs;  // by id
+  std::vector<Principal> principals;
+  std::vector<StoredToken> tokens;
+  std::vector<NodeFlags> nodes;
+  int64_t last_decision = 0;
+  int64_t last_audit = 0;
+};
+
+}  // namespace tessera

@@ -1,0 +1,116 @@
+#include "store/schema.h"
+
+#include <string>
+#include <vector>
+
+namespace tessera {
+namespace {
+
+// Migration i brings version i to version i + 1. Append; never edit a released one.
+const std::vector<const char*>& Migrations() {
+  static const std::vector<const char*> kMigrations = {
+      // 1: jobs, the decision log, the audit log, principals and their tokens, node flags.
+      R"sql(
+CREATE TABLE jobs(
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  tenant TEXT NOT NULL,
+  body TEXT NOT NULL,
+  idempotency_key TEXT,
+  principal TEXT NOT NULL,
+  submitted_ms INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  reason TEXT NOT NULL DEFAULT '',
+  detail TEXT NOT NULL DEFAULT '',
+  first_start_ms INTEGER,
+  finished_ms INTEGER,
+  restarts INTEGER NOT NULL DEFAULT 0,
+  placement TEXT NOT NULL DEFAULT '');
+CREATE UNIQUE INDEX jobs_idempotency ON jobs(principal, idempotency_key)
+  WHERE idempotency_key IS NOT NULL;
+CREATE TABLE decisions(
+  seq INTEGER PRIMARY KEY,
+  time_ms INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  job_id INTEGER NOT NULL,
+  reason TEXT NOT NULL,
+  detail TEXT NOT NULL);
+CREATE INDEX decisions_job ON decisions(job_id);
+CREATE TABLE audit(
+  seq INTEGER PRIMARY KEY,
+  time_ms INTEGER NOT NULL,
+  principal TEXT NOT NULL,
+  remote TEXT NOT NULL,
+  method TEXT NOT NULL,
+  path TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  detail TEXT NOT NULL);
+CREATE TABLE principals(
+  name TEXT PRIMARY KEY,
+  role TEXT NOT NULL,
+  tenant TEXT NOT NULL,
+  created_ms INTEGER NOT NULL);
+CREATE TABLE tokens(
+  hash TEXT PRIMARY KEY,
+  principal TEXT NOT NULL REFERENCES principals(name),
+  expires_ms INTEGER,
+  created_ms INTEGER NOT NULL);
+CREATE TABLE node_flags(
+  node TEXT PRIMARY KEY,
+  cordoned INTEGER NOT NULL,
+  draining INTEGER NOT NULL);
+)sql",
+  };
+  return kMigrations;
+}
+
+}  // namespace
+
+int CurrentSchemaVersion() {
+  return static_cast<int>(Migrations().size());
+}
+
+Result<int> SchemaVersion(Sqlite& db) {
+  if (Status s =
+          db.Exec("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+      !s.ok()) {
+    return s;
+  }
+  auto q = db.Prepare("SELECT value FROM meta WHERE key = 'schema_version'");
+  if (!q.ok()) return q.status();
+  auto row = q->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return 0;
+  std::string v = q->Text(0);
+  try {
+    return std::stoi(v);
+  } catch (...) {
+    return Status(StatusCode::kFailedPrecondition,
+                  db.path() + ": meta.schema_version is \"" + v + "\", not a number");
+  }
+}
+
+Status MigrateSchema(Sqlite& db) {
+  auto version = SchemaVersion(db);
+  if (!version.ok()) return version.status();
+  if (*version > CurrentSchemaVersion()) {
+    return Status(StatusCode::kFailedPrecondition,
+                  db.path() + ": the store has schema version " + std::to_string(*version) +
+                      ", newer than this tessera knows (" + std::to_string(CurrentSchemaVersion()) +
+                      "); use a newer tessera");
+  }
+  for (int v = *version; v < CurrentSchemaVersion(); ++v) {
+    std::string sql = std::string("BEGIN IMMEDIATE;") + Migrations()[v] +
+                      "INSERT INTO meta(key, value) VALUES('schema_version', '" +
+                      std::to_string(v + 1) +
+                      "') ON CONFLICT(key) DO UPDATE SET value = excluded.value; COMMIT;";
+    if (Status s = db.Exec(sql); !s.ok()) {
+      (void)db.Exec("ROLLBACK");
+      return Status(s.code(), "migration to schema version " + std::to_string(v + 1) +
+                                  " failed: " + s.message());
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace tessera

@@ -1,0 +1,275 @@
+#include "store/sqlite_store.h"
+
+#include "store/schema.h"
+
+namespace tessera {
+
+struct SqliteStore::Statements {
+  Sqlite* db = nullptr;
+  SqliteStatement insert_job, update_job, decision, audit, principal, token, node_flags;
+};
+
+namespace {
+
+// WAL, full sync on commit: a committed batch survives a power cut, not only a crash.
+Status Configure(Sqlite& db) {
+  return db.Exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
+  auto writer = Sqlite::Open(path);
+  if (!writer.ok()) return writer.status();
+  if (Status s = Configure(**writer); !s.ok()) return s;
+  if (Status s = MigrateSchema(**writer); !s.ok()) return s;
+  auto reader = Sqlite::Open(path);
+  if (!reader.ok()) return reader.status();
+  if (Status s = Configure(**reader); !s.ok()) return s;
+
+  auto st = std::make_unique<Statements>();
+  st->db = writer->get();
+  struct Def {
+    SqliteStatement* into;
+    const char* sql;
+  };
+  for (const Def& d : std::initializer_list<Def>{
+           {&st->insert_job,
+            "INSERT INTO jobs(id, name, tenant, body, idempotency_key, principal, submitted_ms, "
+            "state, reason, detail) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"},
+           {&st->update_job,
+            "UPDATE jobs SET state = ?2, reason = ?3, detail = ?4, first_start_ms = ?5, "
+            "finished_ms = ?6, restarts = ?7, placement = ?8 WHERE id = ?1"},
+           {&st->decision,
+            "INSERT INTO decisions(time_ms, kind, job_id, reason, detail) "
+            "VALUES(?1, ?2, ?3, ?4, ?5)"},
+           {&st->audit,
+            "INSERT INTO audit(time_ms, principal, remote, method, path, status, detail) "
+            "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
+           {&st->principal,
+            "INSERT INTO principals(name, role, tenant, created_ms) VALUES(?1, ?2, ?3, ?4) "
+            "ON CONFLICT(name) DO UPDATE SET role = excluded.role, tenant = excluded.tenant"},
+           {&st->token,
+            "INSERT INTO tokens(hash, principal, expires_ms, created_ms) VALUES(?1, ?2, ?3, ?4)"},
+           {&st->node_flags,
+            "INSERT INTO node_flags(node, cordoned, draining) VALUES(?1, ?2, ?3) "
+            "ON CONFLICT(node) DO UPDATE SET cordoned = excluded.cordoned, "
+            "draining = excluded.draining"},
+       }) {
+    auto s = (*writer)->Prepare(d.sql);
+    if (!s.ok()) return s.status();
+    *d.into = std::move(*s);
+  }
+  return std::unique_ptr<SqliteStore>(
+      new SqliteStore(std::move(*writer), std::move(*reader), std::move(st)));
+}
+
+SqliteStore::SqliteStore(std::unique_ptr<Sqlite> writer, std::unique_ptr<Sqlite> reader,
+                         std::unique_ptr<Statements> statements)
+    : writer_db_(std::move(writer)),
+      reader_db_(std::move(reader)),
+      statements_(std::move(statements)),
+      writer_([this] { WriterLoop(); }) {}
+
+SqliteStore::~SqliteStore() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  writer_.join();
+}
+
+std::shared_future<Status> SqliteStore::Enqueue(Write w) {
+  std::shared_future<Status> f;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Pending& p = queue_.emplace_back();
+    p.write = std::move(w);
+    f = p.done.get_future().share();
+  }
+  cv_.notify_one();
+  return f;
+}
+
+void SqliteStore::WriterLoop() {
+  for (;;) {
+    std::deque<Pending> batch;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, everything written
+      batch.swap(queue_);
+    }
+    Status status = writer_db_->Exec("BEGIN IMMEDIATE");
+    for (Pending& p : batch) {
+      if (!status.ok()) break;
+      status = p.write(*statements_);
+    }
+    if (status.ok()) status = writer_db_->Exec("COMMIT");
+    if (!status.ok()) (void)writer_db_->Exec("ROLLBACK");
+    if (status.ok()) {
+      committed_writes_ += batch.size();
+      ++batches_;
+    }
+    for (Pending& p : batch)
+      p.done.set_value(status);
+  }
+}
+
+std::shared_future<Status> SqliteStore::InsertJob(StoredJob j) {
+  return Enqueue([j = std::move(j)](Statements& st) {
+    st.insert_job.Bind(1, j.id).Bind(2, j.name).Bind(3, j.tenant).Bind(4, j.body);
+    if (j.idempotency_key.empty()) {
+      st.insert_job.BindNull(5);
+    } else {
+      st.insert_job.Bind(5, j.idempotency_key);
+    }
+    st.insert_job.Bind(6, j.principal).Bind(7, j.submitted).Bind(8, j.state).Bind(9, j.reason);
+    st.insert_job.Bind(10, j.detail);
+    return st.insert_job.Run();
+  });
+}
+
+void SqliteStore::UpdateJob(StoredJob j) {
+  Enqueue([j = std::move(j)](Statements& st) {
+    st.update_job.Bind(1, j.id).Bind(2, j.state).Bind(3, j.reason).Bind(4, j.detail);
+    st.update_job.Bind(5, j.first_start).Bind(6, j.finished).Bind(7, j.restarts);
+    st.update_job.Bind(8, j.placement);
+    return st.update_job.Run();
+  });
+}
+
+void SqliteStore::AppendDecision(StoredDecision d) {
+  Enqueue([d = std::move(d)](Statements& st) {
+    st.decision.Bind(1, d.time).Bind(2, d.kind).Bind(3, d.job).Bind(4, d.reason);
+    st.decision.Bind(5, d.detail);
+    return st.decision.Run();
+  });
+}
+
+void SqliteStore::AppendAudit(AuditEntry a) {
+  Enqueue([a = std::move(a)](Statements& st) {
+    st.audit.Bind(1, a.time).Bind(2, a.principal).Bind(3, a.remote).Bind(4, a.method);
+    st.audit.Bind(5, a.path).Bind(6, int64_t{a.status}).Bind(7, a.detail);
+    return st.audit.Run();
+  });
+}
+
+std::shared_future<Status> SqliteStore::PutPrincipal(Principal p) {
+  return Enqueue([p = std::move(p)](Statements& st) {
+    st.principal.Bind(1, p.name).Bind(2, p.role).Bind(3, p.tenant).Bind(4, p.created);
+    return st.principal.Run();
+  });
+}
+
+std::shared_future<Status> SqliteStore::PutToken(StoredToken t) {
+  return Enqueue([t = std::move(t)](Statements& st) {
+    st.token.Bind(1, t.hash).Bind(2, t.principal).Bind(3, t.expires).Bind(4, t.created);
+    return st.token.Run();
+  });
+}
+
+std::shared_future<Status> SqliteStore::PutNodeFlags(NodeFlags f) {
+  return Enqueue([f = std::move(f)](Statements& st) {
+    st.node_flags.Bind(1, f.node).Bind(2, int64_t{f.cordoned}).Bind(3, int64_t{f.draining});
+    return st.node_flags.Run();
+  });
+}
+
+std::shared_future<Status> SqliteStore::Flush() {
+  return Enqueue([](Statements&) { return Status::Ok(); });
+}
+
+Result<StoreSnapshot> SqliteStore::Load() {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  Sqlite& db = *reader_db_;
+  StoreSnapshot snap;
+  auto q = db.Prepare(
+      "SELECT id, name, tenant, body, idempotency_key, principal, submitted_ms, state, reason, "
+      "detail, first_start_ms, finished_ms, restarts, placement FROM jobs ORDER BY id");
+  if (!q.ok()) return q.status();
+  if (Status s = q->Each([&] {
+        StoredJob& j = snap.jobs.emplace_back();
+        j.id = q->Int(0);
+        j.name = q->Text(1);
+        j.tenant = q->Text(2);
+        j.body = q->Text(3);
+        j.idempotency_key = q->Text(4);
+        j.principal = q->Text(5);
+        j.submitted = q->Int(6);
+        j.state = q->Text(7);
+        j.reason = q->Text(8);
+        j.detail = q->Text(9);
+        j.first_start = q->OptInt(10);
+        j.finished = q->OptInt(11);
+        j.restarts = static_cast<int32_t>(q->Int(12));
+        j.placement = q->Text(13);
+      });
+      !s.ok()) {
+    return s;
+  }
+  auto p = db.Prepare("SELECT name, role, tenant, created_ms FROM principals ORDER BY name");
+  if (!p.ok()) return p.status();
+  if (Status s = p->Each([&] {
+        snap.principals.push_back({p->Text(0), p->Text(1), p->Text(2), p->Int(3)});
+      });
+      !s.ok()) {
+    return s;
+  }
+  auto t = db.Prepare("SELECT hash, principal, expires_ms, created_ms FROM tokens");
+  if (!t.ok()) return t.status();
+  if (Status s = t->Each([&] {
+        snap.tokens.push_back({t->Text(0), t->Text(1), t->OptInt(2), t->Int(3)});
+      });
+      !s.ok()) {
+    return s;
+  }
+  auto n = db.Prepare("SELECT node, cordoned, draining FROM node_flags ORDER BY node");
+  if (!n.ok()) return n.status();
+  if (Status s = n->Each([&] {
+        snap.nodes.push_back({n->Text(0), n->Int(1) != 0, n->Int(2) != 0});
+      });
+      !s.ok()) {
+    return s;
+  }
+  return snap;
+}
+
+Result<std::vector<AuditEntry>> SqliteStore::QueryAudit(const AuditQuery& aq) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  auto q = reader_db_->Prepare(
+      "SELECT seq, time_ms, principal, remote, method, path, status, detail FROM audit "
+      "WHERE seq > ?1 AND time_ms >= ?2 AND (?3 = '' OR principal = ?3) ORDER BY seq LIMIT ?4");
+  if (!q.ok()) return q.status();
+  q->Bind(1, aq.after).Bind(2, aq.since.value_or(0)).Bind(3, aq.principal);
+  q->Bind(4, int64_t{aq.limit});
+  std::vector<AuditEntry> out;
+  if (Status s = q->Each([&] {
+        out.push_back({q->Int(0), q->Int(1), q->Text(2), q->Text(3), q->Text(4), q->Text(5),
+                       static_cast<int>(q->Int(6)), q->Text(7)});
+      });
+      !s.ok()) {
+    return s;
+  }
+  return out;
+}
+
+Result<std::vector<StoredDecision>> SqliteStore::QueryDecisions(int64_t job) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  auto q = reader_db_->Prepare(
+      "SELECT seq, time_ms, kind, job_id, reason, detail FROM decisions WHERE job_id = ?1 "
+      "ORDER BY seq");
+  if (!q.ok()) return q.status();
+  q->Bind(1, job);
+  std::vector<StoredDecision> out;
+  if (Status s = q->Each([&] {
+        out.push_back({q->Int(0), q->Int(1), q->Text(2), q->Int(3), q->Text(4), q->Text(5)});
+      });
+      !s.ok()) {
+    return s;
+  }
+  return out;
+}
+
+}  // namespace tessera

@@ -1,0 +1,89 @@
+// The daemon's durable store: one SQLite file in WAL mode (DESIGN.md §3, Store).
+//
+// Writes are queued and committed by one writer thread in batches, one transaction and one
+// sync per batch (group commit): a submission waits for the future of its insert, so it is
+// acknowledged only once durable, while many concurrent submissions share a sync. Reads that
+// the daemon does not keep in memory (audit, decision log) use a connection of their own; WAL
+// lets them run beside the writer.
+//
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "store/rows.h"
+#include "store/sqlite.h"
+
+namespace tessera {
+
+struct AuditQuery {
+  std::optional<TimeMs> since;
+  std::string principal;  // "" = everyone
+  int64_t after = 0;      // seq: for paging
+  int limit = 100;
+};
+
+class SqliteStore {
+ public:
+  // Opens or creates the file and brings its schema up to date.
+  static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path);
+  ~SqliteStore();
+  SqliteStore(const SqliteStore&) = delete;
+  SqliteStore& operator=(const SqliteStore&) = delete;
+
+  Result<StoreSnapshot> Load();
+
+  // Queued writes. The futures resolve when the batch holding the write is committed (or
+  // failed: then nothing of that batch was written).
+  std::shared_future<Status> InsertJob(StoredJob job);
+  void UpdateJob(StoredJob job);  // every column but the submission's own
+  void AppendDecision(StoredDecision d);
+  void AppendAudit(AuditEntry a);
+  std::shared_future<Status> PutPrincipal(Principal p);
+  std::shared_future<Status> PutToken(StoredToken t);
+  std::shared_future<Status> PutNodeFlags(NodeFlags f);
+  // Resolves once everything queued before it is durable.
+  std::shared_future<Status> Flush();
+
+  Result<std::vector<AuditEntry>> QueryAudit(const AuditQuery& q);
+  Result<std::vector<StoredDecision>> QueryDecisions(int64_t job);
+
+  // Writes committed so far, and the batches they took.
+  uint64_t committed_writes() const { return committed_writes_; }
+  uint64_t batches() const { return batches_; }
+
+ private:
+  struct Statements;
+  using Write = std::function<Status(Statements&)>;
+  struct Pending {
+    Write write;
+    std::promise<Status> done;  // set by the writer
+  };
+
+  SqliteStore(std::unique_ptr<Sqlite> writer, std::unique_ptr<Sqlite> reader,
+              std::unique_ptr<Statements> statements);
+  std::shared_future<Status> Enqueue(Write w);
+  void WriterLoop();
+
+  std::unique_ptr<Sqlite> writer_db_;
+  std::unique_ptr<Sqlite> reader_db_;
+  std::unique_ptr<Statements> statements_;
+  std::mutex read_mu_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Pending> queue_;
+  bool stopping_ = false;
+  std::atomic<uint64_t> committed_writes_{0};
+  std::atomic<uint64_t> batches_{0};
+  std::thread writer_;
+};
+
+}  // namespace tessera

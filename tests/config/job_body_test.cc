@@ -1,0 +1,70 @@
+// One job checked against a loaded configuration: what an API submission's body goes through.
+#include <gtest/gtest.h>
+
+#include "config/loader.h"
+#include "testutil/spec_fixture.h"
+
+namespace tessera {
+namespace {
+
+const Spec& Base() {
+  static const Spec spec = [] {
+    LoadResult r = testing::LoadWithBase("");
+    EXPECT_TRUE(r.spec.has_value()) << r.diagnostics.ToString();
+    return *r.spec;
+  }();
+  return spec;
+}
+
+TEST(JobBody, AJsonJobResolvesAgainstTheConfiguration) {
+  JobLoad r = LoadJobText(Base(), {"body", R"({"name": "train-1", "class": "training",
+    "tenant": "acme/research/llm", "runtime": "2h",
+    "taskGroups": [{"name": "w", "count": 2, "cpu": 8, "memory": "64Gi",
+                    "devices": {"count": 8, "models": ["H800"]}}]})"});
+  ASSERT_TRUE(r.job.has_value()) << r.diagnostics.ToString();
+  EXPECT_EQ(r.job->name, "train-1");
+  EXPECT_EQ(Base().tenants[r.job->tenant.value()].path, "acme/research/llm");
+  EXPECT_EQ(r.job->TaskCount(), 2);
+  EXPECT_EQ(Base().model(r.job->task_groups[0].request.devices.models[0].model).name, "H800");
+  EXPECT_EQ(r.job->runtime, Millis{2 * 3600 * 1000});
+}
+
+TEST(JobBody, ErrorsNameTheLineAndTheFieldWithinTheJob) {
+  JobLoad r = LoadJobText(Base(), {"body", R"({"name": "x", "class": "training",
+ "tenant": "acme/research/llm", "colour": "red",
+ "taskGroups": [{"cpu": 8, "memory": "64Gi", "devices": {"count": 8, "models": ["H900"]}}]})"});
+  EXPECT_FALSE(r.job.has_value());
+  std::string text = r.diagnostics.ToString();
+  EXPECT_NE(text.find("body:2:"), std::string::npos) << text;
+  EXPECT_NE(text.find("colour"), std::string::npos) << text;
+  EXPECT_NE(text.find("unknown device model \"H900\""), std::string::npos) << text;
+}
+
+TEST(JobBody, ARequestNoNodeCanHoldIsRefused) {
+  JobLoad r = LoadJobText(Base(), {"body", R"({"name": "big", "class": "batch",
+    "tenant": "acme/prod", "taskGroups": [{"cpu": 8, "memory": "64Gi",
+    "devices": {"count": 16, "models": ["H800"]}}]})"});
+  EXPECT_FALSE(r.job.has_value());
+  EXPECT_NE(r.diagnostics.ToString().find("impossible request"), std::string::npos)
+      << r.diagnostics.ToString();
+}
+
+TEST(JobBody, NamesThatCouldEscapeAPathAreRefused) {
+  for (const char* name : {"../etc", "a/b", ".hidden", ""}) {
+    JobLoad r = LoadJobText(Base(), {"body", std::string(R"({"name": ")") + name +
+                                                 R"(", "class": "batch", "tenant": "acme/prod",
+      "taskGroups": [{"cpu": 1, "memory": "1Gi"}]})"});
+    EXPECT_FALSE(r.job.has_value()) << name;
+  }
+}
+
+TEST(JobBody, NotAMappingOrNotYamlAtAll) {
+  for (const char* body : {"[1, 2]", "{\"name\": ", "42", ""}) {
+    JobLoad r = LoadJobText(Base(), {"body", body});
+    EXPECT_FALSE(r.job.has_value()) << body;
+    EXPECT_FALSE(r.diagnostics.empty()) << body;
+  }
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,375 @@
+// `tessera serve` end to end over loopback: a real daemon process, a real SQLite file, real
+// HTTP. Submission, explain, restart after kill -9, idempotency, bad input, and tenant
+// isolation endpoint by endpoint.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "testutil/daemon_process.h"
+#include "testutil/run_tessera.h"
+
+namespace tessera {
+namespace {
+
+using json = nlohmann::json;
+using testing::DaemonProcess;
+using testing::RunTessera;
+
+const std::string kEnterprise = std::string(TESSERA_SOURCE_DIR) + "/examples/enterprise";
+
+std::filesystem::path FreshDir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("tessera-serve-" + name + "-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// A small job of `tenant` (JSON), named `name`.
+std::string JobBody(const std::string& name, const std::string& tenant,
+                    const std::string& runtime = "1h") {
+  return json{
+      {"name", name},
+      {"class", "batch"},
+      {"tenant", tenant},
+      {"runtime", runtime},
+      {"taskGroups", json::array({{{"name", "w"}, {"count", 1}, {"cpu", 2}, {"memory", "8Gi"}}})}}
+      .dump();
+}
+
+struct Http {
+  httplib::Client client;
+  std::string token;
+  explicit Http(const std::string& url, std::string t = "") : client(url), token(std::move(t)) {
+    client.set_read_timeout(30);
+  }
+  httplib::Headers Headers(std::vector<std::pair<std::string, std::string>> extra = {}) const {
+    httplib::Headers h;
+    if (!token.empty()) h.emplace("Authorization", "Bearer " + token);
+    for (auto& [k, v] : extra)
+      h.emplace(k, v);
+    return h;
+  }
+  httplib::Result Get(const std::string& path) { return client.Get(path, Headers()); }
+  httplib::Result Post(const std::string& path, const std::string& body,
+                       std::vector<std::pair<std::string, std::string>> extra = {}) {
+    return client.Post(path, Headers(std::move(extra)), body, "application/json");
+  }
+};
+
+json Body(const httplib::Result& r) {
+  return r ? json::parse(r->body, nullptr, false) : json();
+}
+
+size_t JobCount(Http& admin) {
+  auto r = admin.Get("/v1/jobs?limit=1000");
+  return r && r->status == 200 ? Body(r)["items"].size() : 0;
+}
+
+TEST(Serve, TheExampleJobsRunAreExplainedAndSurviveAKill9) {
+  auto dir = FreshDir("example");
+  DaemonProcess d(dir, kEnterprise);
+  ASSERT_TRUE(d.Start()) << d.log();
+  std::string out;
+  ASSERT_EQ(RunTessera("submit -f " + kEnterprise + "/jobs.yaml", &out, true, d.CliEnv()), 0)
+      << out;
+  EXPECT_NE(out.find("job 1 llm-pretrain-70b submitted"), std::string::npos) << out;
+  // The engine starts them within a cycle; wait for the first to run.
+  for (int i = 0; i < 50; ++i) {
+    RunTessera("get jobs -o json", &out, false, d.CliEnv());
+    if (json::parse(out, nullptr, false)["items"][0]["state"] == "running") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  json jobs = json::parse(out, nullptr, false);
+  ASSERT_EQ(jobs["items"].size(), 10u) << out;
+  EXPECT_EQ(jobs["items"][0]["state"], "running") << out;
+  ASSERT_EQ(RunTessera("explain job vision-backbone", &out, true, d.CliEnv()), 0) << out;
+  EXPECT_NE(out.find("Why here: "), std::string::npos) << out;
+  EXPECT_NE(out.find("passed over"), std::string::npos) << out;
+  ASSERT_EQ(RunTessera("describe job llm-pretrain-70b", &out, true, d.CliEnv()), 0) << out;
+  EXPECT_NE(out.find("north-h800-gpu-0063"), std::string::npos) << out;
+
+  d.Kill9();
+  ASSERT_TRUE(d.Start()) << d.log();
+  ASSERT_EQ(RunTessera("get jobs -o json", &out, false, d.CliEnv()), 0) << out;
+  json after = json::parse(out, nullptr, false);
+  ASSERT_EQ(after["items"].size(), 10u) << out;
+  for (size_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(after["items"][i]["id"], jobs["items"][i]["id"]);
+    EXPECT_EQ(after["items"][i]["name"], jobs["items"][i]["name"]);
+  }
+  ASSERT_EQ(RunTessera("explain job 1 -o json", &out, false, d.CliEnv()), 0) << out;
+  json e = json::parse(out, nullptr, false);
+  ASSERT_GE(e["decisions"].size(), 2u) << out;
+  EXPECT_EQ(e["decisions"][1]["kind"], "requeue") << out;
+  EXPECT_EQ(e["decisions"][1]["reason"], "daemon-restart") << out;
+  EXPECT_EQ(d.Stop(), 0) << d.log();
+}
+
+TEST(Serve, AFinishedJobIsRecordedAndACancelledOneStops) {
+  auto dir = FreshDir("finish");
+  DaemonProcess d(dir, kEnterprise);
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http admin(d.url(), d.admin_token());
+  auto r = admin.Post("/v1/jobs", JobBody("quick", "consumer/ads/ctr", "1s"));
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : "no answer");
+  r = admin.Post("/v1/jobs", JobBody("long", "consumer/ads/ctr", "10h"));
+  ASSERT_TRUE(r && r->status == 201);
+  json quick;
+  for (int i = 0; i < 100; ++i) {
+    quick = Body(admin.Get("/v1/jobs/quick"));
+    if (quick["state"] == "succeeded") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(quick["state"], "succeeded") << quick.dump();
+  EXPECT_TRUE(quick["finished_ms"].is_number()) << quick.dump();
+  r = admin.Post("/v1/jobs/long/cancel", "");
+  ASSERT_TRUE(r && r->status == 202) << (r ? r->body : "no answer");
+  EXPECT_EQ(Body(admin.Get("/v1/jobs/long"))["state"], "cancelled");
+  // Cancelling twice is a conflict, not a second change.
+  r = admin.Post("/v1/jobs/long/cancel", "");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 409);
+  // A finished job keeps its name free: the same name may run again.
+  r = admin.Post("/v1/jobs", JobBody("quick", "consumer/ads/ctr", "1s"));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 201) << r->body;
+}
+
+TEST(Serve, AnIdempotencyKeyMakesARetriedSubmissionOneJob) {
+  auto dir = FreshDir("idem");
+  DaemonProcess d(dir, kEnterprise);
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http admin(d.url(), d.admin_token());
+  std::string body = JobBody("once", "consumer/ads/ctr");
+  auto first = admin.Post("/v1/jobs", body, {{"Idempotency-Key", "k-1"}});
+  auto second = admin.Post("/v1/jobs", body, {{"Idempotency-Key", "k-1"}});
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(first->status, 201);
+  EXPECT_EQ(second->status, 200);
+  EXPECT_EQ(second->get_header_value("Idempotent-Replayed"), "true");
+  EXPECT_EQ(Body(first)["id"], Body(second)["id"]);
+  // The same key with another body is refused, not silently answered with the first job.
+  auto other =
+      admin.Post("/v1/jobs", JobBody("twice", "consumer/ads/ctr"), {{"Idempotency-Key", "k-1"}});
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->status, 409) << other->body;
+  EXPECT_EQ(JobCount(admin), 1u);
+  // After a restart the key is still known.
+  d.Kill9();
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http again(d.url(), d.admin_token());
+  auto third = again.Post("/v1/jobs", body, {{"Idempotency-Key", "k-1"}});
+  ASSERT_TRUE(third);
+  EXPECT_EQ(third->status, 200);
+  EXPECT_EQ(JobCount(again), 1u);
+}
+
+TEST(Serve, BadRequestsGetAClearErrorAndChangeNothing) {
+  auto dir = FreshDir("bad");
+  DaemonProcess d(dir, kEnterprise);
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http admin(d.url(), d.admin_token());
+  struct Case {
+    std::string what, body;
+    int status;
+    std::string field, message;
+  };
+  std::vector<Case> cases = {
+      {"malformed JSON", R"({"name": "x", )", 400, "", "syntax error"},
+      {"wrong type", R"({"name": "x", "class": "batch", "tenant": "consumer/ads/ctr",
+        "taskGroups": [{"count": "many", "cpu": 1, "memory": "1Gi"}]})",
+       400, "taskGroups[0].count", ""},
+      {"missing field", R"({"name": "x", "class": "batch", "taskGroups": []})", 400, "tenant", ""},
+      {"unknown field", R"({"name": "x", "class": "batch", "tenant": "consumer/ads/ctr",
+        "colour": "red", "taskGroups": [{"cpu": 1, "memory": "1Gi"}]})",
+       400, "colour", "unknown field"},
+      {"path traversal", JobBody("../../etc/passwd", "consumer/ads/ctr"), 400, "name",
+       "invalid name"},
+      {"unknown tenant", JobBody("x", "nobody/here"), 400, "tenant", "unknown tenant"},
+      {"oversized body", std::string(2 << 20, ' '), 413, "", "size limit"},
+  };
+  for (const Case& c : cases) {
+    auto r = admin.Post("/v1/jobs", c.body);
+    ASSERT_TRUE(r) << c.what;
+    EXPECT_EQ(r->status, c.status) << c.what << ": " << r->body;
+    json e = Body(r);
+    ASSERT_TRUE(e.is_object()) << c.what << ": " << r->body;
+    EXPECT_TRUE(e["code"].is_string()) << c.what;
+    EXPECT_TRUE(e["message"].is_string()) << c.what;
+    if (!c.field.empty()) {
+      EXPECT_EQ(e.value("field", ""), c.field) << c.what << ": " << r->body;
+    }
+    if (!c.message.empty()) {
+      EXPECT_NE(e["message"].get<std::string>().find(c.message), std::string::npos)
+          << c.what << ": " << r->body;
+    }
+  }
+  // Credentials: none, malformed, unknown, expired.
+  Http anonymous(d.url());
+  auto r = anonymous.Post("/v1/jobs", JobBody("x", "consumer/ads/ctr"));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  Http wrong(d.url(), "not-a-token");
+  r = wrong.Get("/v1/jobs");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  r = admin.Post("/v1/principals",
+                 R"({"name": "short-lived", "role": "member", "tenant": "consumer"})");
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : "");
+  r = admin.Post("/v1/principals/short-lived/tokens", R"({"expires_in_s": 1})");
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : "");
+  Http expiring(d.url(), Body(r)["token"]);
+  EXPECT_EQ(expiring.Get("/v1/jobs")->status, 200);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  r = expiring.Get("/v1/jobs");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  EXPECT_NE(r->body.find("expired"), std::string::npos) << r->body;
+  // A client that sends half a request and disconnects.
+  {
+    httplib::Client raw(d.url());
+    std::string host = d.url().substr(7);
+    std::string cmd = "printf 'POST /v1/jobs HTTP/1.1\\r\\nHost: " + host +
+                      "\\r\\nContent-Length: 1000\\r\\nAuthorization: Bearer " + d.admin_token() +
+                      "\\r\\n\\r\\n{\"name\"' | timeout 2 python3 -c \"" +
+                      "import socket,sys; h,p='" + host.substr(0, host.find(':')) + "'," +
+                      host.substr(host.find(':') + 1) +
+                      "; s=socket.create_connection((h,p)); s.sendall(sys.stdin.buffer.read()); "
+                      "s.close()\"";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+  }
+  EXPECT_EQ(JobCount(admin), 0u);
+  EXPECT_EQ(admin.Get("/healthz")->status, 200);
+  // Every refused mutation is in the audit log with its status.
+  auto audit = Body(admin.Get("/v1/audit?limit=1000"));
+  std::set<int> statuses;
+  for (const json& a : audit["items"])
+    statuses.insert(a["status"].get<int>());
+  EXPECT_TRUE(statuses.count(400) && statuses.count(401)) << audit.dump();
+}
+
+TEST(Serve, AMemberSeesAndChangesOnlyItsOwnTenantSubtree) {
+  auto dir = FreshDir("tenants");
+  DaemonProcess d(dir, kEnterprise);
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http admin(d.url(), d.admin_token());
+  auto token_of = [&](const std::string& name, const std::string& role, const std::string& tenant) {
+    json p = {{"name", name}, {"role", role}};
+    if (!tenant.empty()) p["tenant"] = tenant;
+    auto r = admin.Post("/v1/principals", p.dump());
+    EXPECT_TRUE(r && r->status == 201) << (r ? r->body : "");
+    r = admin.Post("/v1/principals/" + name + "/tokens", "{}");
+    EXPECT_TRUE(r && r->status == 201) << (r ? r->body : "");
+    return Body(r)["token"].get<std::string>();
+  };
+  Http vision(d.url(), token_of("vera", "member", "ai-lab/applied/vision"));
+  Http ads(d.url(), token_of("adam", "member", "consumer/ads"));
+  Http viewer(d.url(), token_of("vic", "viewer", "ai-lab"));
+  Http op(d.url(), token_of("otto", "operator", ""));
+
+  auto r = vision.Post("/v1/jobs", JobBody("vision-job", "ai-lab/applied/vision"));
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : "");
+  std::string id = std::to_string(Body(r)["id"].get<int>());
+  r = ads.Post("/v1/jobs", JobBody("ads-job", "consumer/ads/creative"));
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : "");
+
+  // Another tenant's job does not exist for adam, by id or by name, on every endpoint.
+  for (const std::string& ref : {id, std::string("vision-job")}) {
+    for (const char* tail : {"", "/explain", "/events"}) {
+      auto g = ads.Get("/v1/jobs/" + ref + std::string(tail));
+      ASSERT_TRUE(g);
+      EXPECT_EQ(g->status, 404) << ref << tail << ": " << g->body;
+    }
+    auto c = ads.Post("/v1/jobs/" + ref + "/cancel", "");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->status, 404) << ref;
+  }
+  json listed = Body(ads.Get("/v1/jobs"));
+  ASSERT_EQ(listed["items"].size(), 1u) << listed.dump();
+  EXPECT_EQ(listed["items"][0]["name"], "ads-job");
+  EXPECT_EQ(Body(ads.Get("/v1/jobs?tenant=ai-lab"))["items"].size(), 0u);
+  // adam may not submit into vision's tenant.
+  r = ads.Post("/v1/jobs", JobBody("intruder", "ai-lab/applied/vision"));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 403) << r->body;
+  // A viewer of ai-lab reads vision's job, but neither submits nor cancels.
+  EXPECT_EQ(viewer.Get("/v1/jobs/" + id)->status, 200);
+  EXPECT_EQ(Body(viewer.Get("/v1/jobs"))["items"].size(), 1u);
+  EXPECT_EQ(viewer.Post("/v1/jobs", JobBody("v", "ai-lab/applied/vision"))->status, 403);
+  EXPECT_EQ(viewer.Post("/v1/jobs/" + id + "/cancel", "")->status, 403);
+  // Members read neither the audit log nor create principals or tokens.
+  EXPECT_EQ(vision.Get("/v1/audit")->status, 403);
+  EXPECT_EQ(vision.Post("/v1/principals", R"({"name": "x", "role": "admin"})")->status, 403);
+  EXPECT_EQ(vision.Post("/v1/principals/vera/tokens", "{}")->status, 403);
+  // An operator reads everything and the audit log, but submits nothing.
+  EXPECT_EQ(Body(op.Get("/v1/jobs"))["items"].size(), 2u);
+  EXPECT_EQ(op.Get("/v1/audit")->status, 200);
+  EXPECT_EQ(op.Post("/v1/jobs", JobBody("o", "consumer/ads/ctr"))->status, 403);
+  // The owner cancels its own.
+  EXPECT_EQ(vision.Post("/v1/jobs/" + id + "/cancel", "")->status, 202);
+  EXPECT_EQ(JobCount(admin), 2u);
+}
+
+// kill -9 at random moments during a storm of submissions: every acknowledged submission is
+// there exactly once after the restart.
+TEST(Serve, Kill9DuringASubmissionStormLosesNothingAcknowledged) {
+  auto dir = FreshDir("storm");
+  DaemonProcess d(dir, kEnterprise);
+  std::mt19937 rng(7);
+  std::set<std::string> acknowledged;
+  std::mutex mu;
+  int round_count = 3;
+  for (int round = 0; round < round_count; ++round) {
+    ASSERT_TRUE(d.Start()) << d.log();
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> clients;
+    for (int c = 0; c < 8; ++c) {
+      clients.emplace_back([&, c] {
+        Http h(d.url(), d.admin_token());
+        h.client.set_connection_timeout(1);
+        for (int i = 0; !stop; ++i) {
+          std::string key =
+              "r" + std::to_string(round) + "c" + std::to_string(c) + "i" + std::to_string(i);
+          auto r = h.Post("/v1/jobs", JobBody(key, "consumer/ads/ctr"), {{"Idempotency-Key", key}});
+          if (r && r->status == 201) {
+            std::lock_guard<std::mutex> lock(mu);
+            acknowledged.insert(key);
+          }
+          if (!r) break;
+        }
+      });
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300 + rng() % 700));
+    d.Kill9();
+    stop = true;
+    for (auto& t : clients)
+      t.join();
+  }
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http admin(d.url(), d.admin_token());
+  std::multiset<std::string> present;
+  int64_t after = 0;
+  for (;;) {
+    json page = Body(admin.Get("/v1/jobs?limit=1000&after=" + std::to_string(after)));
+    for (const json& j : page["items"])
+      present.insert(j["name"].get<std::string>());
+    if (!page.contains("next")) break;
+    after = page["next"].get<int64_t>();
+  }
+  EXPECT_GT(acknowledged.size(), 20u) << "the storm submitted too little to test anything";
+  for (const std::string& k : acknowledged)
+    EXPECT_EQ(present.count(k), 1u) << k;
+  for (const std::string& k : present)
+    EXPECT_EQ(present.count(k), 1u) << k << " stored twice";
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,150 @@
+// The SQLite store on a real file: schema versions, round trips, and group commit.
+#include "store/sqlite_store.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <future>
+
+#include "store/schema.h"
+
+namespace tessera {
+namespace {
+
+std::string FreshFile(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("tessera-store-" + name + "-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return (dir / "t.db").string();
+}
+
+TEST(SqliteStore, ANewFileGetsTheCurrentSchemaAndReopensUnchanged) {
+  std::string path = FreshFile("schema");
+  {
+    auto store = SqliteStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+  }
+  auto db = Sqlite::Open(path);
+  ASSERT_TRUE(db.ok());
+  auto v = SchemaVersion(**db);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, CurrentSchemaVersion());
+  ASSERT_TRUE(MigrateSchema(**db).ok());  // nothing left to do
+  EXPECT_EQ(*SchemaVersion(**db), CurrentSchemaVersion());
+}
+
+TEST(SqliteStore, AStoreFromANewerTesseraIsRefused) {
+  std::string path = FreshFile("newer");
+  {
+    auto db = Sqlite::Open(path);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(MigrateSchema(**db).ok());
+    ASSERT_TRUE((*db)->Exec("UPDATE meta SET value = '999' WHERE key = 'schema_version'").ok());
+  }
+  auto store = SqliteStore::Open(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.status().message().find("newer than this tessera"), std::string::npos)
+      << store.status().message();
+}
+
+TEST(SqliteStore, WhatIsWrittenIsWhatLoads) {
+  std::string path = FreshFile("roundtrip");
+  {
+    auto store = SqliteStore::Open(path);
+    ASSERT_TRUE(store.ok());
+    StoredJob j;
+    j.id = 1;
+    j.name = "a";
+    j.tenant = "t/u";
+    j.body = R"({"name":"a"})";
+    j.idempotency_key = "k";
+    j.principal = "p";
+    j.submitted = 1000;
+    ASSERT_TRUE((*store)->InsertJob(j).get().ok());
+    j.state = "running";
+    j.first_start = 2000;
+    j.restarts = 2;
+    j.placement = "[]";
+    (*store)->UpdateJob(j);
+    (*store)->PutPrincipal({"p", "member", "t", 5});
+    (*store)->PutToken({"h", "p", 9000, 5});
+    (*store)->PutNodeFlags({"n1", true, false});
+    (*store)->AppendDecision({0, 2000, "start", 1, "order", "{}"});
+    (*store)->AppendAudit({0, 1000, "p", "127.0.0.1", "POST", "/v1/jobs", 201, "job 1"});
+    ASSERT_TRUE((*store)->Flush().get().ok());
+  }
+  auto store = SqliteStore::Open(path);
+  ASSERT_TRUE(store.ok());
+  auto snap = (*store)->Load();
+  ASSERT_TRUE(snap.ok());
+  ASSERT_EQ(snap->jobs.size(), 1u);
+  EXPECT_EQ(snap->jobs[0].state, "running");
+  EXPECT_EQ(snap->jobs[0].first_start, 2000);
+  EXPECT_FALSE(snap->jobs[0].finished.has_value());
+  EXPECT_EQ(snap->jobs[0].restarts, 2);
+  EXPECT_EQ(snap->jobs[0].idempotency_key, "k");
+  ASSERT_EQ(snap->principals.size(), 1u);
+  EXPECT_EQ(snap->principals[0].role, "member");
+  ASSERT_EQ(snap->tokens.size(), 1u);
+  EXPECT_EQ(snap->tokens[0].expires, 9000);
+  ASSERT_EQ(snap->nodes.size(), 1u);
+  EXPECT_TRUE(snap->nodes[0].cordoned);
+  auto decisions = (*store)->QueryDecisions(1);
+  ASSERT_TRUE(decisions.ok());
+  ASSERT_EQ(decisions->size(), 1u);
+  EXPECT_EQ((*decisions)[0].reason, "order");
+  auto audit = (*store)->QueryAudit({});
+  ASSERT_TRUE(audit.ok());
+  ASSERT_EQ(audit->size(), 1u);
+  EXPECT_EQ((*audit)[0].status, 201);
+}
+
+TEST(SqliteStore, ConcurrentInsertsShareCommits) {
+  std::string path = FreshFile("group");
+  auto store = SqliteStore::Open(path);
+  ASSERT_TRUE(store.ok());
+  std::vector<std::shared_future<Status>> done;
+  for (int i = 1; i <= 500; ++i) {
+    StoredJob j;
+    j.id = i;
+    j.name = "j" + std::to_string(i);
+    j.tenant = "t";
+    j.body = "{}";
+    j.principal = "p";
+    done.push_back((*store)->InsertJob(j));
+  }
+  for (auto& f : done)
+    EXPECT_TRUE(f.get().ok());
+  EXPECT_EQ((*store)->committed_writes(), 500u);
+  EXPECT_LT((*store)->batches(), 500u);
+}
+
+TEST(SqliteStore, AFailedWriteFailsItsWholeBatchAndWritesNothingOfIt) {
+  std::string path = FreshFile("fail");
+  auto store = SqliteStore::Open(path);
+  ASSERT_TRUE(store.ok());
+  StoredJob j;
+  j.id = 1;
+  j.name = "a";
+  j.tenant = "t";
+  j.body = "{}";
+  j.principal = "p";
+  ASSERT_TRUE((*store)->InsertJob(j).get().ok());
+  // The same id again violates the primary key.
+  Status again = (*store)->InsertJob(j).get();
+  EXPECT_FALSE(again.ok());
+  auto snap = (*store)->Load();
+  ASSERT_TRUE(snap.ok());
+  EXPECT_EQ(snap->jobs.size(), 1u);
+}
+
+TEST(SqliteStore, AnUnopenablePathIsAnErrorNamingIt) {
+  auto store = SqliteStore::Open("/nonexistent-dir/x/t.db");
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.status().message().find("/nonexistent-dir/x/t.db"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,87 @@
+#include "testutil/daemon_process.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "testutil/run_tessera.h"
+
+namespace tessera::testing {
+
+DaemonProcess::DaemonProcess(std::filesystem::path dir, std::string config, std::string admin_token)
+    : dir_(std::move(dir)), config_(std::move(config)), token_(std::move(admin_token)) {
+  std::filesystem::create_directories(dir_);
+}
+
+DaemonProcess::~DaemonProcess() {
+  if (pid_ > 0) Kill9();
+}
+
+bool DaemonProcess::Start() {
+  std::filesystem::path ready = dir_ / "url";
+  std::filesystem::remove(ready);
+  ++starts_;
+  std::string out = (dir_ / ("out." + std::to_string(starts_))).string();
+  std::string err = (dir_ / ("log." + std::to_string(starts_))).string();
+  std::string store_flag = "sqlite:" + store().string();
+  pid_ = fork();
+  if (pid_ == 0) {
+    setenv("TESSERA_ADMIN_TOKEN", token_.c_str(), 1);
+    FILE* o = freopen(out.c_str(), "w", stdout);
+    FILE* e = freopen(err.c_str(), "w", stderr);
+    (void)o;
+    (void)e;
+    execl(TESSERA_BINARY, TESSERA_BINARY, "serve", "--config", config_.c_str(), "--store",
+          store_flag.c_str(), "--listen", "127.0.0.1:0", "--ready-file", ready.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  for (int i = 0; i < 600; ++i) {
+    std::string url = ReadText(ready);
+    if (!url.empty()) {
+      while (!url.empty() && (url.back() == '\n' || url.back() == '\r'))
+        url.pop_back();
+      url_ = url;
+      return true;
+    }
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+void DaemonProcess::Kill9() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
+int DaemonProcess::Stop() {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string DaemonProcess::log() const {
+  return ReadText(dir_ / ("out." + std::to_string(starts_))) +
+         ReadText(dir_ / ("log." + std::to_string(starts_)));
+}
+
+std::string DaemonProcess::CliEnv(const std::string& token) const {
+  return "TESSERA_SERVER=" + url_ + " TESSERA_TOKEN=" + (token.empty() ? token_ : token) +
+         " HOME=" + dir_.string() + " ";
+}
+
+}  // namespace tessera::testing
