@@ -1,7 +1,9 @@
 #include "server/api.h"
 
 #include <charconv>
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "config/loader.h"
 #include "model/job.h"
@@ -60,6 +62,29 @@ std::string ErrorCode(int http) {
   }
 }
 
+// The route of a path, as /metrics labels it: names and ids become placeholders, so the
+// label's values stay few.
+std::string RouteOf(const std::string& path) {
+  static const std::vector<std::pair<std::string, std::string>> kPrefixes = {
+      {"/v1/jobs/", "/v1/jobs/{job}"},
+      {"/v1/principals/", "/v1/principals/{name}"},
+      {"/v1/nodes/", "/v1/nodes/{node}"},
+  };
+  for (const auto& [prefix, route] : kPrefixes) {
+    if (path.rfind(prefix, 0) != 0) continue;
+    size_t slash = path.find('/', prefix.size());
+    return slash == std::string::npos ? route : route + path.substr(slash);
+  }
+  static const std::set<std::string> kKnown = {"/healthz",       "/readyz",   "/metrics",
+                                               "/openapi.json",  "/v1/jobs",  "/v1/audit",
+                                               "/v1/principals", "/v1/whoami"};
+  return kKnown.count(path) ? path : "other";
+}
+
+// When the current request started (set before routing, read by the logger on the same
+// worker thread once the answer is written).
+thread_local std::chrono::steady_clock::time_point request_start;
+
 void SendJson(httplib::Response& res, int status, const json& body) {
   res.status = status;
   res.set_content(body.dump() + "\n", "application/json");
@@ -80,10 +105,10 @@ json JobJson(const StoredJob& j, bool with_spec) {
   json out = {
       {"id", j.id},         {"name", j.name},     {"tenant", j.tenant},         {"state", j.state},
       {"reason", j.reason}, {"detail", j.detail}, {"submitted_ms", j.submitted}};
-  auto body = json::parse(j.body, nullptr, false);
-  if (!body.is_discarded() && body.is_object()) {
-    out["class"] = body.value("class", "");
-    if (with_spec) out["spec"] = body;
+  out["class"] = j.job_class;
+  if (with_spec) {
+    auto body = json::parse(j.body, nullptr, false);
+    if (!body.is_discarded()) out["spec"] = body;
   }
   out["first_start_ms"] = j.first_start ? json(*j.first_start) : json(nullptr);
   out["finished_ms"] = j.finished ? json(*j.finished) : json(nullptr);
@@ -135,6 +160,18 @@ class Api {
           SendError(res, 500, what);
         });
 
+    s.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
+      request_start = std::chrono::steady_clock::now();
+      return httplib::Server::HandlerResponse::Unhandled;
+    });
+    s.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+      double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - request_start).count();
+      d_.metrics().ObserveRequest(RouteOf(req.path), req.method, res.status, seconds);
+    });
+    s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(d_.metrics().Render(d_.Gauges()), "text/plain; version=0.0.4");
+    });
     s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
       SendJson(res, 200, {{"status", "ok"}});
     });

@@ -159,12 +159,22 @@ Status Daemon::Restore(const StoreSnapshot& snap) {
 void Daemon::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
-    engine_->RunDue();
+    RunEngine();
     TimeMs now = clock_.Now();
     TimeMs wake = std::min(engine_->NextEventTime().value_or(kNever), now + 1000);
     auto deadline = std::chrono::system_clock::time_point(std::chrono::milliseconds(wake));
     cv_.wait_until(lock, deadline, [&] { return stopping_ || poked_; });
     poked_ = false;
+  }
+}
+
+void Daemon::RunEngine() {
+  uint64_t cycles = engine_->counters().cycles;
+  auto t0 = std::chrono::steady_clock::now();
+  engine_->RunDue();
+  if (engine_->counters().cycles != cycles) {
+    metrics_.ObserveCycle(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
 }
 
@@ -197,6 +207,7 @@ void Daemon::OnDecision(const Decision& d) {
     detail["nodes"] = nodes;
   }
   if (!d.where.empty()) detail["where"] = d.where;
+  metrics_.CountDecision(std::string(DecisionKindName(d.kind)));
   store_->AppendDecision({0, d.time, std::string(DecisionKindName(d.kind)),
                           by_engine_[d.job.value()], d.reason, detail.dump()});
 }
@@ -268,9 +279,10 @@ Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& bo
     row.body = body;
     row.idempotency_key = idempotency_key;
     row.principal = caller.name;
+    row.job_class = std::string(WorkloadClassName(parsed.job->job_class));
     row.submitted = clock_.Now();
     row.state = "pending";
-    row.reason = "new";
+    row.reason = std::string(PendingReasonCode(PendingReason::kNew));
     jobs_.push_back(row);
     engine_id_.emplace_back();
     restart_base_.push_back(0);
@@ -294,7 +306,7 @@ Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& bo
   by_engine_[id.value()] = row.id;
   engine_id_[row.id - 1] = id;
   Poke();
-  return SubmitOutcome{jobs_[row.id - 1], false};
+  return SubmitOutcome{View(row.id), false};
 }
 
 Result<int64_t> Daemon::Resolve(const Caller& caller, const std::string& ref,
@@ -333,7 +345,20 @@ Result<StoredJob> Daemon::GetJob(const Caller& caller, const std::string& ref,
   std::lock_guard<std::mutex> lock(mu_);
   auto id = Resolve(caller, ref, tenant);
   if (!id.ok()) return id.status();
-  return jobs_[*id - 1];
+  return View(*id);
+}
+
+StoredJob Daemon::View(int64_t id) const {
+  StoredJob row = jobs_[id - 1];
+  const std::optional<JobId>& eid = engine_id_[id - 1];
+  if (!eid) return row;
+  // Why a job waits changes every cycle without a transition: read it from the engine.
+  const JobRecord& rec = engine_->job(*eid);
+  if (rec.state == JobState::kPending || rec.state == JobState::kAdmitted) {
+    row.reason = std::string(PendingReasonCode(rec.reason));
+    row.detail = rec.detail;
+  }
+  return row;
 }
 
 JobPage Daemon::ListJobs(const Caller& caller, const JobFilter& f) const {
@@ -346,15 +371,12 @@ JobPage Daemon::ListJobs(const Caller& caller, const JobFilter& f) const {
     if (!f.tenant.empty() && !WithinTenant(j.tenant, f.tenant)) continue;
     if (!f.name.empty() && j.name != f.name) continue;
     if (f.state == "active" ? Terminal(j.state) : !f.state.empty() && j.state != f.state) continue;
-    if (!f.job_class.empty()) {
-      auto c = nlohmann::json::parse(j.body, nullptr, false);
-      if (c.is_discarded() || !c.is_object() || c.value("class", "") != f.job_class) continue;
-    }
+    if (!f.job_class.empty() && j.job_class != f.job_class) continue;
     if (static_cast<int>(page.jobs.size()) == limit) {
       page.next = page.jobs.back().id;
       break;
     }
-    page.jobs.push_back(j);
+    page.jobs.push_back(View(j.id));
   }
   return page;
 }
@@ -376,7 +398,7 @@ Result<StoredJob> Daemon::Cancel(const Caller& caller, const std::string& ref,
   const std::optional<JobId>& eid = engine_id_[row.id - 1];
   if (!eid) return Unavailable("job " + std::to_string(row.id) + " is still being stored");
   engine_->Cancel(*eid, clock_.Now());
-  engine_->RunDue();
+  RunEngine();
   Poke();
   return row;
 }
@@ -388,7 +410,7 @@ Result<json> Daemon::Explain(const Caller& caller, const std::string& ref,
     std::lock_guard<std::mutex> lock(mu_);
     auto id = Resolve(caller, ref, tenant);
     if (!id.ok()) return id.status();
-    row = jobs_[*id - 1];
+    row = View(*id);
   }
   json out = {{"id", row.id}, {"name", row.name}, {"tenant", row.tenant}, {"state", row.state}};
   if (row.state == "pending" || row.state == "admitted") {
@@ -438,6 +460,52 @@ Result<std::string> Daemon::IssueToken(const Caller& caller, const std::string& 
   if (Status s = store_->PutToken(t).get(); !s.ok()) return s;
   auth_.AddToken(t);
   return token;
+}
+
+std::vector<Gauge> Daemon::Gauges() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<std::pair<std::string, std::string>, int64_t> queued;  // (class, tenant)
+  std::map<std::string, int64_t> states;
+  for (const StoredJob& j : jobs_) {
+    if (j.reason == "store") continue;
+    ++states[j.state];
+    if (j.state == "pending" || j.state == "admitted") ++queued[{j.job_class, j.tenant}];
+  }
+  Gauge queue{"tessera_queue_depth", "Jobs waiting, by class and tenant.", {}};
+  for (const auto& [key, n] : queued) {
+    queue.samples.push_back(
+        {"class=\"" + LabelValue(key.first) + "\",tenant=\"" + LabelValue(key.second) + "\"",
+         static_cast<double>(n)});
+  }
+  Gauge jobs{"tessera_jobs", "Jobs known to the daemon, by state.", {}};
+  for (const auto& [state, n] : states)
+    jobs.samples.push_back({"state=\"" + state + "\"", static_cast<double>(n)});
+  // Devices per (cluster, model): in service (node up) and allocated (milli in use / 1000).
+  std::map<std::pair<uint32_t, uint16_t>, std::pair<int64_t, int64_t>> devices;
+  const CellState& cell = engine_->cell();
+  for (uint32_t n = 0; n < cell.node_count(); ++n) {
+    if (!engine_->node_up(n)) continue;
+    for (const DeviceSlot& d : cell.devices(n)) {
+      auto& [capacity, used] = devices[{cell.node(n).cluster, d.model}];
+      capacity += kMilliPerUnit;
+      used += kMilliPerUnit - d.free;
+    }
+  }
+  Gauge capacity{"tessera_devices", "Devices in service, by cluster and model.", {}};
+  Gauge allocated{"tessera_devices_allocated",
+                  "Devices allocated to running jobs (fractions summed), by cluster and model.",
+                  {}};
+  for (const auto& [key, v] : devices) {
+    std::string labels = "cluster=\"" + LabelValue(spec_.clusters[key.first].name) + "\",model=\"" +
+                         LabelValue(spec_.model(DeviceModelId(key.second)).name) + "\"";
+    capacity.samples.push_back({labels, static_cast<double>(v.first) / kMilliPerUnit});
+    allocated.samples.push_back({labels, static_cast<double>(v.second) / kMilliPerUnit});
+  }
+  Gauge writes{"tessera_store_writes", "Writes the store has committed since the start.", {}};
+  writes.samples.push_back({"", static_cast<double>(store_->committed_writes())});
+  Gauge batches{"tessera_store_commits", "Commits (batches of writes) since the start.", {}};
+  batches.samples.push_back({"", static_cast<double>(store_->batches())});
+  return {queue, jobs, capacity, allocated, writes, batches};
 }
 
 Daemon::Counts Daemon::counts() const {

@@ -30,6 +30,7 @@
 #include "sched/fragmentation.h"
 #include "server/auth.h"
 #include "server/emulated_backend.h"
+#include "server/metrics.h"
 #include "store/sqlite_store.h"
 
 namespace tessera {
@@ -92,6 +93,10 @@ class Daemon {
   SqliteStore& store() { return *store_; }
   const Authenticator& auth() const { return auth_; }
   const Clock& clock() const { return clock_; }
+  Metrics& metrics() { return metrics_; }
+  // The gauges of /metrics, computed now: queue depth per class and tenant, jobs by state,
+  // devices allocated and in service per cluster and model, the store's writes.
+  std::vector<Gauge> Gauges() const;
   // Jobs pending and running now, and jobs known in all.
   struct Counts {
     size_t pending = 0, running = 0, total = 0;
@@ -105,10 +110,14 @@ class Daemon {
   Daemon(Spec spec, std::unique_ptr<SqliteStore> store, const Clock& clock, DaemonOptions options);
   Status Restore(const StoreSnapshot& snap);
   void Loop();
+  // Under mu_: handles what is due and schedules, timing the cycle.
+  void RunEngine();
   void Poke();
   // Under mu_: the job a reference names for the caller.
   Result<int64_t> Resolve(const Caller& caller, const std::string& ref,
                           const std::string& tenant) const;
+  // Under mu_: the job's row, with a waiting job's current reason from the engine.
+  StoredJob View(int64_t id) const;
   // Under mu_: the engine's record changed.
   void OnJob(const JobRecord& rec);
   void OnDecision(const Decision& d);
@@ -119,6 +128,7 @@ class Daemon {
   const Clock& clock_;
   DaemonOptions options_;
   Authenticator auth_;
+  Metrics metrics_;
 
   TargetWorkload target_;  // FGD's target: the configuration's declared jobs
   std::unique_ptr<Scorer> scorer_;

@@ -15,6 +15,7 @@ struct StoredJob {
   int64_t id = 0;
   std::string name;
   std::string tenant;           // tenant path
+  std::string job_class;        // training | finetune | batch | eval
   std::string body;             // the job object as submitted (JSON)
   std::string idempotency_key;  // "" = none
   std::string principal;        // who submitted it

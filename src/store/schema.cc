@@ -15,6 +15,7 @@ CREATE TABLE jobs(
   id INTEGER PRIMARY KEY,
   name TEXT NOT NULL,
   tenant TEXT NOT NULL,
+  class TEXT NOT NULL,
   body TEXT NOT NULL,
   idempotency_key TEXT,
   principal TEXT NOT NULL,

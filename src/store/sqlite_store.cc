@@ -36,7 +36,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
   for (const Def& d : std::initializer_list<Def>{
            {&st->insert_job,
             "INSERT INTO jobs(id, name, tenant, body, idempotency_key, principal, submitted_ms, "
-            "state, reason, detail) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"},
+            "state, reason, detail, class) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"},
            {&st->update_job,
             "UPDATE jobs SET state = ?2, reason = ?3, detail = ?4, first_start_ms = ?5, "
             "finished_ms = ?6, restarts = ?7, placement = ?8 WHERE id = ?1"},
@@ -126,7 +126,7 @@ std::shared_future<Status> SqliteStore::InsertJob(StoredJob j) {
       st.insert_job.Bind(5, j.idempotency_key);
     }
     st.insert_job.Bind(6, j.principal).Bind(7, j.submitted).Bind(8, j.state).Bind(9, j.reason);
-    st.insert_job.Bind(10, j.detail);
+    st.insert_job.Bind(10, j.detail).Bind(11, j.job_class);
     return st.insert_job.Run();
   });
 }
@@ -187,7 +187,7 @@ Result<StoreSnapshot> SqliteStore::Load() {
   StoreSnapshot snap;
   auto q = db.Prepare(
       "SELECT id, name, tenant, body, idempotency_key, principal, submitted_ms, state, reason, "
-      "detail, first_start_ms, finished_ms, restarts, placement FROM jobs ORDER BY id");
+      "detail, first_start_ms, finished_ms, restarts, placement, class FROM jobs ORDER BY id");
   if (!q.ok()) return q.status();
   if (Status s = q->Each([&] {
         StoredJob& j = snap.jobs.emplace_back();
@@ -205,6 +205,7 @@ Result<StoreSnapshot> SqliteStore::Load() {
         j.finished = q->OptInt(11);
         j.restarts = static_cast<int32_t>(q->Int(12));
         j.placement = q->Text(13);
+        j.job_class = q->Text(14);
       });
       !s.ok()) {
     return s;

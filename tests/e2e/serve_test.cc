@@ -373,3 +373,66 @@ TEST(Serve, Kill9DuringASubmissionStormLosesNothingAcknowledged) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// The value of one exposition line `series` ("name{labels}"), or -1 when absent.
+double Sample(const std::string& text, const std::string& series) {
+  size_t at = text.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + series.size() + 2));
+}
+
+TEST(Serve, MetricsShowRequestsDecisionsQueuesAndAllocation) {
+  auto dir = FreshDir("metrics");
+  DaemonProcess d(dir, kEnterprise);
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http admin(d.url(), d.admin_token());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(admin.Post("/v1/jobs", JobBody("m" + std::to_string(i), "consumer/ads/ctr"))->status,
+              201);
+  }
+  // One job beyond its project's limit (creative may hold at most 64 H800): it waits, and
+  // says it can never start.
+  std::string big =
+      json{{"name", "big"},
+           {"class", "training"},
+           {"tenant", "consumer/ads/creative"},
+           {"runtime", "1h"},
+           {"taskGroups",
+            json::array({{{"count", 16},
+                          {"cpu", 8},
+                          {"memory", "64Gi"},
+                          {"devices", {{"count", 8}, {"models", json::array({"H800"})}}}}})}}
+          .dump();
+  ASSERT_EQ(admin.Post("/v1/jobs", big)->status, 201);
+  EXPECT_EQ(admin.Post("/v1/jobs", "{")->status, 400);
+  std::string text;
+  for (int i = 0; i < 50; ++i) {
+    text = Http(d.url()).Get("/metrics")->body;
+    if (Sample(text, R"(tessera_decisions_total{kind="start"})") >= 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(
+      Sample(text, R"(tessera_http_requests_total{route="/v1/jobs",method="POST",status="201"})"),
+      4)
+      << text;
+  EXPECT_EQ(
+      Sample(text, R"(tessera_http_requests_total{route="/v1/jobs",method="POST",status="400"})"),
+      1)
+      << text;
+  EXPECT_EQ(Body(admin.Get("/v1/jobs/big"))["reason"], "Infeasible");
+  EXPECT_EQ(Sample(text, R"(tessera_decisions_total{kind="start"})"), 3) << text;
+  EXPECT_EQ(Sample(text, R"(tessera_queue_depth{class="training",tenant="consumer/ads/creative"})"),
+            1)
+      << text;
+  EXPECT_EQ(Sample(text, R"(tessera_jobs{state="running"})"), 3) << text;
+  EXPECT_GT(Sample(text, "tessera_scheduling_cycle_seconds_count"), 0) << text;
+  EXPECT_EQ(Sample(text, R"(tessera_devices{cluster="north-h800",model="H800"})"), 2048) << text;
+  EXPECT_NE(text.find("tessera_http_request_duration_seconds_bucket{route=\"/v1/jobs\""),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessera
