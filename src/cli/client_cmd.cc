@@ -374,6 +374,83 @@ void Audit(const Common& c, const std::string& since, const std::string& princip
   });
 }
 
+void GetClusters(const Common& c, Ctx& x) {
+  auto cfg = Config(c, x);
+  if (!cfg) return;
+  HttpReply r = Call(*cfg, "GET", "/v1/clusters");
+  if (r.status != 200) {
+    x.code = ReportFailure(r, x.err);
+    return;
+  }
+  Print(r.body, c.output, x.out, [&] {
+    Table t({"CLUSTER", "REGION", "TIER", "BACKEND", "NODES", "READY", "CORDONED", "DOWN",
+             "DEVICES (allocated/total)"});
+    for (const json& cl : r.body["items"]) {
+      std::string devices;
+      for (const json& d : cl["devices"]) {
+        devices += (devices.empty() ? "" : " ") + Str(d, "model") + " " +
+                   FormatMilli(static_cast<Milli>(d["allocated"].get<double>() * 1000)) + "/" +
+                   Str(d, "count");
+      }
+      t.Add({Str(cl, "name"), Str(cl, "region"), Str(cl, "tier"), Str(cl, "backend"),
+             Str(cl, "nodes"), Str(cl, "ready"), Str(cl, "cordoned"), Str(cl, "down"), devices});
+    }
+    t.Write(x.out);
+  });
+}
+
+void GetNodes(const Common& c, const std::string& cluster, int limit, Ctx& x) {
+  auto cfg = Config(c, x);
+  if (!cfg) return;
+  json all = json::array();
+  int64_t after = 0;
+  for (;;) {
+    std::string q = "/v1/nodes?limit=1000";
+    if (!cluster.empty()) q += "&cluster=" + Encode(cluster);
+    if (after != 0) q += "&after=" + std::to_string(after);
+    HttpReply r = Call(*cfg, "GET", q);
+    if (r.status != 200) {
+      x.code = ReportFailure(r, x.err);
+      return;
+    }
+    for (const json& n : r.body["items"])
+      if (static_cast<int>(all.size()) < limit) all.push_back(n);
+    if (!r.body.contains("next") || static_cast<int>(all.size()) >= limit) break;
+    after = r.body["next"].get<int64_t>();
+  }
+  Print(json{{"items", all}}, c.output, x.out, [&] {
+    Table t({"NODE", "CLUSTER", "STATE", "CPU FREE", "DEVICES FREE", "JOBS"});
+    for (const json& n : all) {
+      std::string devices;
+      for (const json& d : n["devices"]) {
+        devices += (devices.empty() ? "" : " ") + Str(d, "model") + " " +
+                   FormatMilli(static_cast<Milli>(d["free"].get<double>() * 1000)) + "/" +
+                   Str(d, "count");
+      }
+      std::string jobs;
+      for (const json& j : n["jobs"])
+        jobs += (jobs.empty() ? "" : ",") + Str(j, "name");
+      t.Add({Str(n, "name"), Str(n, "cluster"), Str(n, "state"),
+             FormatMilli(static_cast<Milli>(n["cpu_free"].get<double>() * 1000)) + "/" +
+                 FormatMilli(static_cast<Milli>(n["cpu"].get<double>() * 1000)),
+             devices, jobs});
+    }
+    t.Write(x.out);
+  });
+}
+
+void HoldNode(const Common& c, const std::string& action, const std::string& node, Ctx& x) {
+  auto cfg = Config(c, x);
+  if (!cfg) return;
+  HttpReply r = Call(*cfg, "POST", "/v1/nodes/" + Encode(node) + "/" + action);
+  if (r.status != 200) {
+    x.code = ReportFailure(r, x.err);
+    return;
+  }
+  Print(r.body, c.output, x.out,
+        [&] { x.out << "node " << node << " " << Str(r.body, "state") << "\n"; });
+}
+
 }  // namespace
 
 void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& code) {
@@ -406,6 +483,32 @@ void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& co
     jobs->add_option("--name", (*f)["name"], "Only jobs of this name");
     jobs->add_option("--limit", *limit, "At most this many")->capture_default_str();
     jobs->callback([=] { GetJobs(*c, *f, *limit, *ctx); });
+
+    auto cc = std::make_shared<Common>();
+    auto* clusters = get->add_subcommand("clusters", "The clusters: nodes, devices, allocation");
+    AddCommon(clusters, *cc);
+    clusters->callback([=] { GetClusters(*cc, *ctx); });
+
+    auto nc = std::make_shared<Common>();
+    auto cluster = std::make_shared<std::string>();
+    auto node_limit = std::make_shared<int>(100000);
+    auto* nodes = get->add_subcommand("nodes", "Nodes: state, free CPU and devices, jobs");
+    AddCommon(nodes, *nc);
+    nodes->add_option("--cluster", *cluster, "Only this cluster's nodes");
+    nodes->add_option("--limit", *node_limit, "At most this many");
+    nodes->callback([=] { GetNodes(*nc, *cluster, *node_limit, *ctx); });
+  }
+  for (const char* action : {"cordon", "drain", "uncordon"}) {
+    std::string a = action;
+    auto* cmd = app.add_subcommand(
+        a, a == "cordon"  ? "Keep new work off a node; what runs there goes on (operators)"
+           : a == "drain" ? "Cordon a node and requeue its running jobs elsewhere (operators)"
+                          : "Let a cordoned or drained node take work again (operators)");
+    auto c = std::make_shared<Common>();
+    auto node = std::make_shared<std::string>();
+    AddCommon(cmd, *c);
+    cmd->add_option("NODE", *node, "The node's name")->required();
+    cmd->callback([=] { HoldNode(*c, a, *node, *ctx); });
   }
   for (const char* verb : {"describe", "explain"}) {
     auto* cmd =

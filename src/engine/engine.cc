@@ -135,6 +135,7 @@ Engine::Engine(const Spec& spec, CellState cell, Scorer& scorer, const OrderingP
     for (const DeviceSlot& d : cell_.devices(n))
       model_present_[d.model] = true;
     node_up_[n] = cell_.node(n).schedulable;
+    cordoned_.push_back(false);
     if (!node_up_[n]) continue;
     for (const DeviceSlot& d : cell_.devices(n)) {
       free_by_model_[d.model] += d.free;
@@ -280,6 +281,37 @@ void Engine::NodeRecovered(uint32_t node, TimeMs at) {
   PostAt(EventKind::kNodeRecovered, at, {}, node);
 }
 
+void Engine::Cordon(uint32_t node, TimeMs at) {
+  PostAt(EventKind::kCordon, at, {}, node);
+}
+
+void Engine::Drain(uint32_t node, TimeMs at) {
+  PostAt(EventKind::kDrain, at, {}, node);
+}
+
+void Engine::Uncordon(uint32_t node, TimeMs at) {
+  PostAt(EventKind::kUncordon, at, {}, node);
+}
+
+void Engine::Withhold(uint32_t node, bool withhold) {
+  int sign = withhold ? -1 : +1;
+  for (const DeviceSlot& d : cell_.devices(node))
+    free_by_model_[d.model] += sign * d.free;
+  cell_.SetSchedulable(node, !withhold);
+  if (multi_cluster_) summaries_.Touch(node);
+}
+
+void Engine::Reconsider() {
+  for (const auto& [tenant, queue] : queues_) {
+    for (const QueueEntry& q : queue) {
+      JobRecord& j = jobs_[q.id];
+      if (j.reason != PendingReason::kInfeasible) continue;
+      j.reason = PendingReason::kResources;
+      Press(j, +1);
+    }
+  }
+}
+
 void Engine::ReportUtilization(JobId job, uint64_t generation, Milli utilization, TimeMs at) {
   Event e;
   e.time = at;
@@ -295,6 +327,7 @@ Result<uint32_t> Engine::AddNode(NodeId id) {
   if (!added.ok()) return added;
   uint32_t n = *added;
   node_up_.push_back(cell_.node(n).schedulable);
+  cordoned_.push_back(false);
   if (multi_cluster_) summaries_.Touch(n);
   if (node_up_[n]) {
     for (const DeviceSlot& d : cell_.devices(n)) {
@@ -370,33 +403,52 @@ void Engine::Handle(const Event& e) {
                 "node-lost:" + cell_.node_name(e.node));
         ++counters_.requeues;
       }
-      for (const DeviceSlot& d : cell_.devices(e.node)) {
-        free_by_model_[d.model] -= d.free;
-        healthy_milli_ -= kMilliPerUnit;
-      }
+      if (!cordoned_[e.node]) Withhold(e.node, true);
+      healthy_milli_ -= kMilliPerUnit * static_cast<Milli>(cell_.devices(e.node).size());
       node_up_[e.node] = false;
-      cell_.SetSchedulable(e.node, false);
-      if (multi_cluster_) summaries_.Touch(e.node);
       dirty_ = true;
       return;
     }
     case EventKind::kNodeRecovered: {
       if (e.node >= node_up_.size() || node_up_[e.node]) return;
       node_up_[e.node] = true;
-      cell_.SetSchedulable(e.node, true);
-      if (multi_cluster_) summaries_.Touch(e.node);
-      // Jobs judged infeasible without this node get another chance.
-      for (const auto& [tenant, queue] : queues_) {
-        for (const QueueEntry& q : queue) {
-          JobRecord& j = jobs_[q.id];
-          if (j.reason != PendingReason::kInfeasible) continue;
-          j.reason = PendingReason::kResources;
-          Press(j, +1);
-        }
+      healthy_milli_ += kMilliPerUnit * static_cast<Milli>(cell_.devices(e.node).size());
+      if (!cordoned_[e.node]) {
+        Withhold(e.node, false);
+        Reconsider();  // jobs judged infeasible without this node
       }
-      for (const DeviceSlot& d : cell_.devices(e.node)) {
-        free_by_model_[d.model] += d.free;
-        healthy_milli_ += kMilliPerUnit;
+      dirty_ = true;
+      return;
+    }
+    case EventKind::kCordon:
+    case EventKind::kDrain: {
+      if (e.node >= node_up_.size()) return;
+      if (!cordoned_[e.node]) {
+        if (node_up_[e.node]) Withhold(e.node, true);
+        cordoned_[e.node] = true;
+        dirty_ = true;
+      }
+      if (e.kind == EventKind::kDrain) {
+        std::vector<uint32_t> victims;
+        for (const TaskRef& t : cell_.tasks_on(e.node))
+          victims.push_back(t.job.value());
+        std::sort(victims.begin(), victims.end());
+        victims.erase(std::unique(victims.begin(), victims.end()), victims.end());
+        for (uint32_t v : victims) {
+          Requeue(jobs_[v], now, PendingReason::kPreempted, DecisionKind::kRequeue,
+                  "drained:" + cell_.node_name(e.node));
+          ++counters_.requeues;
+        }
+        dirty_ = dirty_ || !victims.empty();
+      }
+      return;
+    }
+    case EventKind::kUncordon: {
+      if (e.node >= node_up_.size() || !cordoned_[e.node]) return;
+      cordoned_[e.node] = false;
+      if (node_up_[e.node]) {
+        Withhold(e.node, false);
+        Reconsider();
       }
       dirty_ = true;
       return;
@@ -1027,7 +1079,7 @@ void Engine::AdjustFree(uint32_t node, const Placement& p, int sign) {
   auto devices = cell_.devices(node);
   for (const DeviceUse& u : p.devices)
     allocated_by_model_[devices[u.index].model] -= sign * u.milli;
-  if (!node_up_[node]) return;
+  if (!Usable(node)) return;
   for (const DeviceUse& u : p.devices)
     free_by_model_[devices[u.index].model] += sign * u.milli;
   if (multi_cluster_) summaries_.Touch(node);
@@ -1232,7 +1284,7 @@ std::optional<Engine::Reservation> Engine::ComputeReservation(const JobRecord& h
   auto on_mask = [&](const std::vector<Placement>& placements) {
     Milli sum = 0;
     for (const Placement& p : placements) {
-      if (!node_up_[p.node]) continue;
+      if (!Usable(p.node)) continue;
       auto devices = cell_.devices(p.node);
       for (const DeviceUse& u : p.devices)
         if ((c.mask >> devices[u.index].model) & 1) sum += u.milli;

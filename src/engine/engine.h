@@ -89,6 +89,12 @@ class Engine final : public EventSink {
   void Cancel(JobId job, TimeMs at);
   void NodeLost(uint32_t node, TimeMs at);
   void NodeRecovered(uint32_t node, TimeMs at);
+  // An operator's hold on a node: cordoned, it takes no new work while what runs there goes
+  // on; drained, it is cordoned and its running jobs are requeued (they restart elsewhere
+  // from their last checkpoint). Uncordon lifts either.
+  void Cordon(uint32_t node, TimeMs at);
+  void Drain(uint32_t node, TimeMs at);
+  void Uncordon(uint32_t node, TimeMs at);
   // The utilization (busy fraction of its devices, milli) of a job's run `generation`, as a
   // backend or node agent measured it at `at`; an idle-reclaim rule acts on it.
   void ReportUtilization(JobId job, uint64_t generation, Milli utilization, TimeMs at);
@@ -122,6 +128,7 @@ class Engine final : public EventSink {
   const std::vector<Milli>& allocated_by_model() const { return allocated_by_model_; }
   Milli healthy_capacity_milli() const { return healthy_milli_; }
   bool node_up(uint32_t node) const { return node_up_[node]; }
+  bool cordoned(uint32_t node) const { return cordoned_[node]; }
 
  private:
   struct Compiled;     // a job's gang request, compiled once
@@ -292,6 +299,13 @@ class Engine final : public EventSink {
   std::set<uint32_t> slow_;  // running jobs at least 1.25x faster on another of their models
   std::set<std::pair<TimeMs, uint32_t>> ends_;  // running jobs by estimated end
   std::vector<bool> node_up_;
+  std::vector<bool> cordoned_;
+  // Whether new work may use the node's free devices: up and not cordoned.
+  bool Usable(uint32_t node) const { return node_up_[node] && !cordoned_[node]; }
+  // The node stops (or starts again) counting as free capacity for new work.
+  void Withhold(uint32_t node, bool withhold);
+  // Jobs judged infeasible get another chance (capacity came back).
+  void Reconsider();
   std::vector<Milli> free_by_model_;  // free milli on schedulable nodes
   std::vector<Milli> allocated_by_model_;
   std::vector<bool> model_present_;  // the cell has devices of the model

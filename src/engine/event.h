@@ -20,6 +20,9 @@ enum class EventKind : uint8_t {
   kNodeRecovered,  // node: back in service
   kTick,           // periodic re-evaluation (preemptive policies, time-based rules)
   kUtilization,    // job + generation + value: the run's device utilization changed
+  kCordon,         // node: no new work on it; what runs there goes on
+  kUncordon,       // node: takes new work again
+  kDrain,          // node: cordoned, and its running jobs requeued (restart elsewhere)
 };
 
 struct Event {

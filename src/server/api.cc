@@ -75,9 +75,9 @@ std::string RouteOf(const std::string& path) {
     size_t slash = path.find('/', prefix.size());
     return slash == std::string::npos ? route : route + path.substr(slash);
   }
-  static const std::set<std::string> kKnown = {"/healthz",       "/readyz",   "/metrics",
-                                               "/openapi.json",  "/v1/jobs",  "/v1/audit",
-                                               "/v1/principals", "/v1/whoami"};
+  static const std::set<std::string> kKnown = {
+      "/healthz",       "/readyz",    "/metrics",    "/openapi.json", "/v1/jobs", "/v1/audit",
+      "/v1/principals", "/v1/whoami", "/v1/regions", "/v1/clusters",  "/v1/nodes"};
   return kKnown.count(path) ? path : "other";
 }
 
@@ -228,6 +228,56 @@ class Api {
                }
                SendJson(res, 202, {{"id", job->id}, {"name", job->name}, {"cancelling", true}});
                return "job " + std::to_string(job->id);
+             });
+           });
+    s.Get("/v1/regions", [this](const httplib::Request& req, httplib::Response& res) {
+      if (!Authenticate(req, res)) return;
+      const Spec& spec = d_.spec();
+      json items = json::array();
+      for (size_t r = 0; r < spec.regions.size(); ++r) {
+        json clusters = json::array();
+        for (const Cluster& c : spec.clusters)
+          if (c.region.value() == r) clusters.push_back(c.name);
+        items.push_back({{"name", spec.regions[r].name}, {"clusters", clusters}});
+      }
+      SendJson(res, 200, {{"items", items}});
+    });
+    s.Get("/v1/clusters", [this](const httplib::Request& req, httplib::Response& res) {
+      if (!Authenticate(req, res)) return;
+      SendJson(res, 200, {{"items", d_.Clusters()}});
+    });
+    s.Get("/v1/nodes", [this](const httplib::Request& req, httplib::Response& res) {
+      auto caller = Authenticate(req, res);
+      if (!caller) return;
+      auto after = IntParam(req, "after", 0);
+      auto limit = IntParam(req, "limit", 100);
+      if (!after.ok()) return SendStatus(res, after.status());
+      if (!limit.ok()) return SendStatus(res, limit.status());
+      int64_t next = 0;
+      json items = d_.ListNodes(*caller, req.get_param_value("cluster"), *after,
+                                static_cast<int>(std::clamp<int64_t>(*limit, 1, 1000)), &next);
+      json out = {{"items", items}};
+      if (next != 0) out["next"] = next;
+      SendJson(res, 200, out);
+    });
+    s.Get(R"(/v1/nodes/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+      auto caller = Authenticate(req, res);
+      if (!caller) return;
+      auto node = d_.GetNode(*caller, req.matches[1]);
+      if (!node.ok()) return SendStatus(res, node.status());
+      SendJson(res, 200, *node);
+    });
+    s.Post(R"(/v1/nodes/([^/]+)/(cordon|drain|uncordon))",
+           [this](const httplib::Request& req, httplib::Response& res) {
+             Mutating(req, res, [&](const Caller& c) -> std::string {
+               std::string action = req.matches[2];
+               auto node = d_.HoldNode(c, req.matches[1], action);
+               if (!node.ok()) {
+                 SendStatus(res, node.status());
+                 return node.status().message();
+               }
+               SendJson(res, 200, *node);
+               return action + " " + std::string(req.matches[1]);
              });
            });
     s.Get("/v1/audit", [this](const httplib::Request& req, httplib::Response& res) {

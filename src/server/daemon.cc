@@ -77,6 +77,14 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteS
   d->engine_ = std::make_unique<Engine>(d->spec_, std::move(*cell), *d->scorer_, *d->ordering_,
                                         *d->port_, d->backend_, clock, d->rng_);
   d->sink_->engine = d->engine_.get();
+  for (uint32_t n = 0; n < d->engine_->cell().node_count(); ++n)
+    d->node_index_[d->engine_->cell().node_name(n)] = n;
+  for (const NodeFlags& f : snap->nodes) {
+    auto it = d->node_index_.find(f.node);
+    if (it == d->node_index_.end() || !f.cordoned) continue;  // a node the fleet lost
+    d->flags_[f.node] = f;
+    d->engine_->Cordon(it->second, clock.Now());  // drained runs ended with the last process
+  }
   d->backend_.SetSink(d->sink_.get());
 
   for (const Principal& p : snap->principals)

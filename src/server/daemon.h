@@ -83,6 +83,17 @@ class Daemon {
   Result<nlohmann::ordered_json> Explain(const Caller& caller, const std::string& ref,
                                          const std::string& tenant);
 
+  // The fleet as the engine sees it now: clusters with node and device counts.
+  nlohmann::ordered_json Clusters() const;
+  // Nodes (of `cluster`, or all) from cell index `after` on, at most `limit`; `*next` is the
+  // next page's `after` (0 = none). Jobs on a node are listed where the caller may see them.
+  nlohmann::ordered_json ListNodes(const Caller& caller, const std::string& cluster, int64_t after,
+                                   int limit, int64_t* next) const;
+  Result<nlohmann::ordered_json> GetNode(const Caller& caller, const std::string& name) const;
+  // "cordon", "drain" or "uncordon" a node; admins and operators. Durable before it acts.
+  Result<nlohmann::ordered_json> HoldNode(const Caller& caller, const std::string& name,
+                                          const std::string& action);
+
   // Creates (or replaces) a principal; admins only.
   Status PutPrincipal(const Caller& caller, Principal p);
   // A new token for `principal`, valid until `expires` (nullopt = no expiry); admins only.
@@ -122,6 +133,8 @@ class Daemon {
   void OnJob(const JobRecord& rec);
   void OnDecision(const Decision& d);
   std::string PlacementJson(const JobRecord& rec) const;
+  // Under mu_.
+  nlohmann::ordered_json NodeJson(const Caller& caller, uint32_t node) const;
 
   const Spec spec_;
   std::unique_ptr<SqliteStore> store_;
@@ -149,6 +162,8 @@ class Daemon {
   std::vector<int32_t> restart_base_;            // by id - 1: restarts before this process
   std::map<std::string, std::vector<int64_t>> by_name_;
   std::map<std::pair<std::string, std::string>, int64_t> by_idempotency_;  // (principal, key)
+  std::map<std::string, uint32_t> node_index_;  // node name -> cell index
+  std::map<std::string, NodeFlags> flags_;      // operators' holds, by node name
   std::thread loop_;
 };
 

@@ -436,3 +436,80 @@ TEST(Serve, MetricsShowRequestsDecisionsQueuesAndAllocation) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+TEST(Serve, OperatorsCordonAndDrainNodesAndTheHoldSurvivesARestart) {
+  auto dir = FreshDir("fleet");
+  DaemonProcess d(dir, kEnterprise);
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http admin(d.url(), d.admin_token());
+  ASSERT_EQ(admin.Post("/v1/principals", R"({"name": "otto", "role": "operator"})")->status, 201);
+  std::string otto = Body(admin.Post("/v1/principals/otto/tokens", "{}"))["token"];
+  ASSERT_EQ(admin
+                .Post("/v1/principals",
+                      R"({"name": "mia", "role": "member", "tenant": "ai-lab/applied/speech"})")
+                ->status,
+            201);
+  std::string mia = Body(admin.Post("/v1/principals/mia/tokens", "{}"))["token"];
+  std::string out;
+  ASSERT_EQ(RunTessera("submit -f " + kEnterprise + "/jobs.yaml", &out, true, d.CliEnv()), 0)
+      << out;
+  // speech-lora runs on one A800 node; find it.
+  json job;
+  for (int i = 0; i < 50; ++i) {
+    job = Body(admin.Get("/v1/jobs/speech-lora"));
+    if (job["state"] == "running") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(job["state"], "running") << job.dump();
+  std::string node = job["placement"][0]["node"];
+
+  // A member may not hold nodes; an operator may.
+  EXPECT_EQ(RunTessera("drain " + node, &out, true, d.CliEnv(mia)), 4) << out;
+  ASSERT_EQ(RunTessera("drain " + node, &out, true, d.CliEnv(otto)), 0) << out;
+  EXPECT_NE(out.find("drained"), std::string::npos) << out;
+  json after = Body(admin.Get("/v1/jobs/speech-lora"));
+  EXPECT_EQ(after["restarts"], 1) << after.dump();
+  if (after["state"] == "running") {
+    EXPECT_NE(after["placement"][0]["node"], node);
+  }
+  ASSERT_EQ(RunTessera("get nodes --cluster north-a800 -o json", &out, false, d.CliEnv(mia)), 0);
+  json nodes = json::parse(out, nullptr, false);
+  bool found = false;
+  for (const json& n : nodes["items"]) {
+    if (n["name"] != node) continue;
+    found = true;
+    EXPECT_EQ(n["state"], "drained");
+    EXPECT_TRUE(n["jobs"].empty()) << n.dump();
+  }
+  EXPECT_TRUE(found) << out;
+  // The hold is durable: after a restart the node still takes no work.
+  d.Kill9();
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http again(d.url(), d.admin_token());
+  EXPECT_EQ(Body(again.Get("/v1/nodes/" + node))["state"], "drained");
+  json c = Body(again.Get("/v1/clusters"));
+  for (const json& cl : c["items"]) {
+    if (cl["name"] == "north-a800") {
+      EXPECT_EQ(cl["cordoned"], 1) << cl.dump();
+    }
+  }
+  ASSERT_EQ(RunTessera("uncordon " + node, &out, true, d.CliEnv(otto)), 0) << out;
+  EXPECT_EQ(Body(again.Get("/v1/nodes/" + node))["state"], "ready");
+  EXPECT_EQ(again.Get("/v1/nodes/no-such-node")->status, 404);
+  // Every hold is in the audit log, the refused one too.
+  ASSERT_EQ(RunTessera("audit -o json", &out, false, d.CliEnv()), 0);
+  json audit = json::parse(out, nullptr, false);
+  std::vector<std::pair<std::string, int>> holds;
+  for (const json& a : audit["items"]) {
+    if (a["path"].get<std::string>().find("/v1/nodes/") == 0)
+      holds.push_back({a["principal"], a["status"]});
+  }
+  std::vector<std::pair<std::string, int>> expected = {{"mia", 403}, {"otto", 200}, {"otto", 200}};
+  EXPECT_EQ(holds, expected);
+}
+
+}  // namespace
+}  // namespace tessera

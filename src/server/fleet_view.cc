@@ -1,0 +1,155 @@
+// The daemon's fleet endpoints: clusters and nodes as the engine sees them now, and the
+// operator's holds on nodes (cordon, drain, uncordon), persisted in the store.
+#include <fmt/format.h>
+
+#include <set>
+
+#include "server/daemon.h"
+
+namespace tessera {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+std::string NodeStateName(bool up, bool cordoned, bool draining) {
+  if (!up) return "down";
+  if (draining) return "drained";
+  return cordoned ? "cordoned" : "ready";
+}
+
+}  // namespace
+
+json Daemon::Clusters() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const CellState& cell = engine_->cell();
+  struct Totals {
+    int64_t nodes = 0, ready = 0, cordoned = 0, down = 0;
+    std::map<uint16_t, std::pair<int64_t, int64_t>> devices;  // model -> (count, used milli)
+  };
+  std::vector<Totals> totals(spec_.clusters.size());
+  for (uint32_t n = 0; n < cell.node_count(); ++n) {
+    Totals& t = totals[cell.node(n).cluster];
+    ++t.nodes;
+    bool up = engine_->node_up(n);
+    t.down += !up;
+    t.cordoned += up && engine_->cordoned(n);
+    t.ready += up && !engine_->cordoned(n);
+    for (const DeviceSlot& d : cell.devices(n)) {
+      auto& [count, used] = t.devices[d.model];
+      ++count;
+      used += kMilliPerUnit - d.free;
+    }
+  }
+  json out = json::array();
+  for (size_t c = 0; c < spec_.clusters.size(); ++c) {
+    const Cluster& cl = spec_.clusters[c];
+    json devices = json::array();
+    for (const auto& [model, v] : totals[c].devices) {
+      devices.push_back({{"model", spec_.model(DeviceModelId(model)).name},
+                         {"count", v.first},
+                         {"allocated", static_cast<double>(v.second) / kMilliPerUnit}});
+    }
+    out.push_back({{"name", cl.name},
+                   {"region", spec_.region(cl.region).name},
+                   {"tier", std::string(ClusterTierName(cl.tier))},
+                   {"backend", std::string(BackendKindName(cl.backend))},
+                   {"nodes", totals[c].nodes},
+                   {"ready", totals[c].ready},
+                   {"cordoned", totals[c].cordoned},
+                   {"down", totals[c].down},
+                   {"devices", devices}});
+  }
+  return out;
+}
+
+json Daemon::NodeJson(const Caller& caller, uint32_t n) const {
+  const CellState& cell = engine_->cell();
+  const NodeState& s = cell.node(n);
+  std::map<uint16_t, std::pair<int64_t, int64_t>> devices;
+  for (const DeviceSlot& d : cell.devices(n)) {
+    auto& [count, free] = devices[d.model];
+    ++count;
+    free += d.free;
+  }
+  json dev = json::array();
+  for (const auto& [model, v] : devices) {
+    dev.push_back({{"model", spec_.model(DeviceModelId(model)).name},
+                   {"count", v.first},
+                   {"free", static_cast<double>(v.second) / kMilliPerUnit}});
+  }
+  json jobs = json::array();
+  std::set<uint32_t> seen;
+  for (const TaskRef& t : cell.tasks_on(n)) {
+    if (!seen.insert(t.job.value()).second || t.job.value() >= by_engine_.size()) continue;
+    const StoredJob& j = jobs_[by_engine_[t.job.value()] - 1];
+    if (caller.MaySee(j.tenant)) jobs.push_back({{"id", j.id}, {"name", j.name}});
+  }
+  bool draining = flags_.count(cell.node_name(n)) && flags_.at(cell.node_name(n)).draining;
+  return {{"name", cell.node_name(n)},
+          {"cluster", spec_.clusters[s.cluster].name},
+          {"state", NodeStateName(engine_->node_up(n), engine_->cordoned(n), draining)},
+          {"cpu", static_cast<double>(s.cpu_total) / kMilliPerUnit},
+          {"cpu_free", static_cast<double>(s.cpu_free) / kMilliPerUnit},
+          {"memory_mib", s.mem_total},
+          {"memory_free_mib", s.mem_free},
+          {"devices", dev},
+          {"jobs", jobs}};
+}
+
+json Daemon::ListNodes(const Caller& caller, const std::string& cluster, int64_t after, int limit,
+                       int64_t* next) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const CellState& cell = engine_->cell();
+  json out = json::array();
+  *next = 0;
+  for (uint32_t n = static_cast<uint32_t>(std::max<int64_t>(after, 0)); n < cell.node_count();
+       ++n) {
+    if (!cluster.empty() && spec_.clusters[cell.node(n).cluster].name != cluster) continue;
+    if (static_cast<int>(out.size()) == limit) {
+      *next = n;
+      break;
+    }
+    out.push_back(NodeJson(caller, n));
+  }
+  return out;
+}
+
+Result<json> Daemon::GetNode(const Caller& caller, const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = node_index_.find(name);
+  if (it == node_index_.end()) return NotFound("no node \"" + name + "\"");
+  return NodeJson(caller, it->second);
+}
+
+Result<json> Daemon::HoldNode(const Caller& caller, const std::string& name,
+                              const std::string& action) {
+  if (!caller.MayAdministerFleet()) {
+    return PermissionDenied("only admins and operators " + action + " nodes");
+  }
+  std::shared_future<Status> durable;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = node_index_.find(name);
+    if (it == node_index_.end()) return NotFound("no node \"" + name + "\"");
+    NodeFlags f{name, action != "uncordon", action == "drain"};
+    flags_[name] = f;
+    durable = store_->PutNodeFlags(f);
+  }
+  if (Status s = durable.get(); !s.ok()) return s;
+  std::lock_guard<std::mutex> lock(mu_);
+  uint32_t n = node_index_.at(name);
+  TimeMs now = clock_.Now();
+  if (action == "cordon") {
+    engine_->Cordon(n, now);
+  } else if (action == "drain") {
+    engine_->Drain(n, now);
+  } else {
+    engine_->Uncordon(n, now);
+  }
+  RunEngine();
+  Poke();
+  return NodeJson(caller, n);
+}
+
+}  // namespace tessera
