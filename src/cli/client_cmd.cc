@@ -1,6 +1,7 @@
 // The daemon's client commands (docs/cli.md): submit, get, describe, explain, cancel, audit,
 // principal create, token create. Each is one or a few API calls; tables by default,
 // -o json|yaml for the API's own documents.
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <chrono>
@@ -451,6 +452,69 @@ void HoldNode(const Common& c, const std::string& action, const std::string& nod
         [&] { x.out << "node " << node << " " << Str(r.body, "state") << "\n"; });
 }
 
+std::string Number(const json& v) {
+  if (v.is_null()) return "-";
+  double d = v.get<double>();
+  return FormatMilli(static_cast<Milli>(std::llround(d * 1000)));
+}
+
+void Quota(const Common& c, const std::string& tenant, Ctx& x) {
+  auto cfg = Config(c, x);
+  if (!cfg) return;
+  HttpReply r = Call(*cfg, "GET", "/v1/tenants");
+  if (r.status != 200) {
+    x.code = ReportFailure(r, x.err);
+    return;
+  }
+  json items = json::array();
+  for (const json& t : r.body["items"]) {
+    std::string path = Str(t, "tenant");
+    if (!tenant.empty() && path != tenant && path.rfind(tenant + "/", 0) != 0) continue;
+    items.push_back(t);
+  }
+  Print(json{{"items", items}}, c.output, x.out, [&] {
+    Table t({"TENANT", "MODEL", "USED", "GUARANTEED", "LIMIT", "BORROWING"});
+    for (const json& tn : items) {
+      for (const json& q : tn["quotas"]) {
+        t.Add({Str(tn, "tenant"), Str(q, "model"), Number(q["used"]), Number(q["guaranteed"]),
+               Number(q["limit"]), q["borrowing"].get<bool>() ? "yes" : ""});
+      }
+    }
+    t.Write(x.out);
+  });
+}
+
+void Cost(const Common& c, const std::string& by, const std::string& since, Ctx& x) {
+  auto cfg = Config(c, x);
+  if (!cfg) return;
+  auto d = ParseDuration(since);
+  if (!d.ok()) {
+    x.err << "error: --since: expected a duration such as 24h or 7d, got \"" << since << "\"\n";
+    x.code = kExitInvalidInput;
+    return;
+  }
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  HttpReply r = Call(
+      *cfg, "GET",
+      "/v1/costs?by=" + Encode(by) + "&since_ms=" + std::to_string(std::max<int64_t>(0, now - *d)));
+  if (r.status != 200) {
+    x.code = ReportFailure(r, x.err);
+    return;
+  }
+  Print(r.body, c.output, x.out, [&] {
+    std::string currency = Str(r.body, "currency");
+    std::string header = by;
+    std::transform(header.begin(), header.end(), header.begin(), ::toupper);
+    Table t({header, "COST (" + currency + ")"});
+    for (const json& i : r.body["items"])
+      t.Add({Str(i, by.c_str()), fmt::format("{:.2f}", i["amount"].get<double>())});
+    t.Add({"total", fmt::format("{:.2f}", r.body["total"].get<double>())});
+    t.Write(x.out);
+  });
+}
+
 }  // namespace
 
 void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& code) {
@@ -550,6 +614,26 @@ void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& co
       }
       Cancel(*c, a[0], *tenant, *ctx);
     });
+  }
+  {
+    auto* cmd = app.add_subcommand("quota", "Quotas per tenant and model against what is used");
+    auto c = std::make_shared<Common>();
+    auto tenant = std::make_shared<std::string>();
+    AddCommon(cmd, *c);
+    cmd->add_option("--tenant", *tenant, "Only this tenant's subtree");
+    cmd->callback([=] { Quota(*c, *tenant, *ctx); });
+  }
+  {
+    auto* cmd = app.add_subcommand("cost", "Spending by tenant, project, cluster or model");
+    auto c = std::make_shared<Common>();
+    auto by = std::make_shared<std::string>("tenant");
+    auto since = std::make_shared<std::string>("7d");
+    AddCommon(cmd, *c);
+    cmd->add_option("--by", *by, "tenant (organisation), project (tenant path), cluster, model")
+        ->check(CLI::IsMember({"tenant", "project", "cluster", "model"}))
+        ->capture_default_str();
+    cmd->add_option("--since", *since, "The period: this long until now")->capture_default_str();
+    cmd->callback([=] { Cost(*c, *by, *since, *ctx); });
   }
   {
     auto* cmd = app.add_subcommand("audit", "The audit log of mutating calls (admins, operators)");

@@ -76,8 +76,9 @@ std::string RouteOf(const std::string& path) {
     return slash == std::string::npos ? route : route + path.substr(slash);
   }
   static const std::set<std::string> kKnown = {
-      "/healthz",       "/readyz",    "/metrics",    "/openapi.json", "/v1/jobs", "/v1/audit",
-      "/v1/principals", "/v1/whoami", "/v1/regions", "/v1/clusters",  "/v1/nodes"};
+      "/healthz",  "/readyz",        "/metrics",   "/openapi.json", "/v1/jobs",
+      "/v1/audit", "/v1/principals", "/v1/whoami", "/v1/regions",   "/v1/clusters",
+      "/v1/nodes", "/v1/tenants",    "/v1/costs"};
   return kKnown.count(path) ? path : "other";
 }
 
@@ -230,6 +231,24 @@ class Api {
                return "job " + std::to_string(job->id);
              });
            });
+    s.Get("/v1/tenants", [this](const httplib::Request& req, httplib::Response& res) {
+      auto caller = Authenticate(req, res);
+      if (!caller) return;
+      SendJson(res, 200, {{"items", d_.Tenants(*caller)}});
+    });
+    s.Get("/v1/costs", [this](const httplib::Request& req, httplib::Response& res) {
+      auto caller = Authenticate(req, res);
+      if (!caller) return;
+      TimeMs now = d_.clock().Now();
+      auto since = IntParam(req, "since_ms", 0);
+      auto until = IntParam(req, "until_ms", now);
+      if (!since.ok()) return SendStatus(res, since.status(), "since_ms");
+      if (!until.ok()) return SendStatus(res, until.status(), "until_ms");
+      std::string by = req.has_param("by") ? req.get_param_value("by") : "tenant";
+      auto out = d_.Costs(*caller, by, *since, *until);
+      if (!out.ok()) return SendStatus(res, out.status(), "by");
+      SendJson(res, 200, *out);
+    });
     s.Get("/v1/regions", [this](const httplib::Request& req, httplib::Response& res) {
       if (!Authenticate(req, res)) return;
       const Spec& spec = d_.spec();

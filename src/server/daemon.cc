@@ -104,6 +104,9 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteS
   }
   {
     std::lock_guard<std::mutex> lock(d->mu_);
+    // Runs open when the previous process ended ended with it.
+    d->store_->EndOpenCosts(snap->last_seen);
+    d->last_cost_ = snap->last_cost;
     if (Status s = d->Restore(*snap); !s.ok()) return s;
   }
   d->loop_ = std::thread([p = d.get()] { p->Loop(); });
@@ -202,6 +205,7 @@ void Daemon::OnJob(const JobRecord& rec) {
   row.finished = rec.finished;
   row.restarts = restart_base_[row.id - 1] + rec.restarts;
   row.placement = rec.placements.empty() ? "" : PlacementJson(rec);
+  if (!rec.running()) CloseCosts(row.id, rec.finished.value_or(clock_.Now()));
   store_->UpdateJob(row);
 }
 
@@ -216,6 +220,7 @@ void Daemon::OnDecision(const Decision& d) {
   }
   if (!d.where.empty()) detail["where"] = d.where;
   metrics_.CountDecision(std::string(DecisionKindName(d.kind)));
+  if (d.kind == DecisionKind::kStart) OpenCosts(d, by_engine_[d.job.value()]);
   store_->AppendDecision({0, d.time, std::string(DecisionKindName(d.kind)),
                           by_engine_[d.job.value()], d.reason, detail.dump()});
 }

@@ -94,6 +94,13 @@ class Daemon {
   Result<nlohmann::ordered_json> HoldNode(const Caller& caller, const std::string& name,
                                           const std::string& action);
 
+  // Spending within [since, until) by "tenant" (organisation), "project" (tenant path),
+  // "cluster" or "model", of the tenants the caller may see; running runs count until now.
+  Result<nlohmann::ordered_json> Costs(const Caller& caller, const std::string& by, TimeMs since,
+                                       TimeMs until);
+  // The tenants the caller may see, with each model's quota and what is in use now.
+  nlohmann::ordered_json Tenants(const Caller& caller) const;
+
   // Creates (or replaces) a principal; admins only.
   Status PutPrincipal(const Caller& caller, Principal p);
   // A new token for `principal`, valid until `expires` (nullopt = no expiry); admins only.
@@ -133,6 +140,10 @@ class Daemon {
   void OnJob(const JobRecord& rec);
   void OnDecision(const Decision& d);
   std::string PlacementJson(const JobRecord& rec) const;
+  // Under mu_: a run of job `id` starts (decision `d`): its cost rows open; they close when
+  // the run ends.
+  void OpenCosts(const Decision& d, int64_t id);
+  void CloseCosts(int64_t id, TimeMs end);
   // Under mu_.
   nlohmann::ordered_json NodeJson(const Caller& caller, uint32_t node) const;
 
@@ -162,8 +173,10 @@ class Daemon {
   std::vector<int32_t> restart_base_;            // by id - 1: restarts before this process
   std::map<std::string, std::vector<int64_t>> by_name_;
   std::map<std::pair<std::string, std::string>, int64_t> by_idempotency_;  // (principal, key)
-  std::map<std::string, uint32_t> node_index_;  // node name -> cell index
-  std::map<std::string, NodeFlags> flags_;      // operators' holds, by node name
+  std::map<std::string, uint32_t> node_index_;          // node name -> cell index
+  std::map<std::string, NodeFlags> flags_;              // operators' holds, by node name
+  int64_t last_cost_ = 0;                               // the highest cost row id
+  std::map<int64_t, std::vector<int64_t>> open_costs_;  // job id -> cost rows of its run
   std::thread loop_;
 };
 

@@ -71,14 +71,33 @@ struct NodeFlags {
   bool draining = false;
 };
 
+// What one run spends on one (cluster, model) per hour, from `start` until `end` (open while
+// the run runs). CPU-only parts have model "cpu".
+struct CostRow {
+  int64_t id = 0;
+  int64_t job = 0;
+  std::string tenant, cluster, model;
+  TimeMs start = 0;
+  std::optional<TimeMs> end;
+  double per_hour = 0;
+};
+
+// Spending of one (tenant, cluster, model) within a period.
+struct CostTotal {
+  std::string tenant, cluster, model;
+  double amount = 0;
+};
+
 // Everything the daemon rebuilds its state from on start.
 struct StoreSnapshot {
   std::vector<StoredJob> jobs;  // by id
   std::vector<Principal> principals;
   std::vector<StoredToken> tokens;
   std::vector<NodeFlags> nodes;
-  int64_t last_decision = 0;
-  int64_t last_audit = 0;
+  int64_t last_cost = 0;  // the highest cost row id
+  // The last moment the previous process is known to have been alive (its latest decision,
+  // audit record or submission): open cost rows are closed there.
+  TimeMs last_seen = 0;
 };
 
 }  // namespace tessera

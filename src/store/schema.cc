@@ -9,7 +9,9 @@ namespace {
 // Migration i brings version i to version i + 1. Append; never edit a released one.
 const std::vector<const char*>& Migrations() {
   static const std::vector<const char*> kMigrations = {
-      // 1: jobs, the decision log, the audit log, principals and their tokens, node flags.
+      // 1: jobs, the decision log, the audit log, principals and their tokens, node flags,
+      // and what each run costs where (one row per run and (cluster, model); open while the
+      // run runs).
       R"sql(
 CREATE TABLE jobs(
   id INTEGER PRIMARY KEY,
@@ -60,6 +62,16 @@ CREATE TABLE node_flags(
   node TEXT PRIMARY KEY,
   cordoned INTEGER NOT NULL,
   draining INTEGER NOT NULL);
+CREATE TABLE costs(
+  id INTEGER PRIMARY KEY,
+  job_id INTEGER NOT NULL,
+  tenant TEXT NOT NULL,
+  cluster TEXT NOT NULL,
+  model TEXT NOT NULL,
+  start_ms INTEGER NOT NULL,
+  end_ms INTEGER,
+  per_hour REAL NOT NULL);
+CREATE INDEX costs_start ON costs(start_ms);
 )sql",
   };
   return kMigrations;

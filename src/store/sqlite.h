@@ -31,6 +31,10 @@ class SqliteStatement {
   SqliteStatement& Bind(int i, int64_t v);
   SqliteStatement& Bind(int i, std::string_view v);
   SqliteStatement& BindNull(int i);
+  SqliteStatement& BindDouble(int i, double v) {
+    sqlite3_bind_double(stmt_, i, v);
+    return *this;
+  }
   SqliteStatement& Bind(int i, const std::optional<int64_t>& v) {
     return v ? Bind(i, *v) : BindNull(i);
   }
@@ -57,6 +61,7 @@ class SqliteStatement {
     return Int(col);
   }
   std::string Text(int col) const;
+  double Double(int col) const { return sqlite3_column_double(stmt_, col); }
 
  private:
   sqlite3* db_ = nullptr;

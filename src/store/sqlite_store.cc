@@ -7,6 +7,7 @@ namespace tessera {
 struct SqliteStore::Statements {
   Sqlite* db = nullptr;
   SqliteStatement insert_job, update_job, decision, audit, principal, token, node_flags;
+  SqliteStatement insert_cost, end_cost, end_open_costs;
 };
 
 namespace {
@@ -55,6 +56,12 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
             "INSERT INTO node_flags(node, cordoned, draining) VALUES(?1, ?2, ?3) "
             "ON CONFLICT(node) DO UPDATE SET cordoned = excluded.cordoned, "
             "draining = excluded.draining"},
+           {&st->insert_cost,
+            "INSERT INTO costs(id, job_id, tenant, cluster, model, start_ms, per_hour) "
+            "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
+           {&st->end_cost, "UPDATE costs SET end_ms = ?2 WHERE id = ?1"},
+           {&st->end_open_costs,
+            "UPDATE costs SET end_ms = MAX(start_ms, ?1) WHERE end_ms IS NULL"},
        }) {
     auto s = (*writer)->Prepare(d.sql);
     if (!s.ok()) return s.status();
@@ -177,6 +184,22 @@ std::shared_future<Status> SqliteStore::PutNodeFlags(NodeFlags f) {
   });
 }
 
+void SqliteStore::InsertCost(CostRow c) {
+  Enqueue([c = std::move(c)](Statements& st) {
+    st.insert_cost.Bind(1, c.id).Bind(2, c.job).Bind(3, c.tenant).Bind(4, c.cluster);
+    st.insert_cost.Bind(5, c.model).Bind(6, c.start).BindDouble(7, c.per_hour);
+    return st.insert_cost.Run();
+  });
+}
+
+void SqliteStore::EndCost(int64_t id, TimeMs end) {
+  Enqueue([id, end](Statements& st) { return st.end_cost.Bind(1, id).Bind(2, end).Run(); });
+}
+
+void SqliteStore::EndOpenCosts(TimeMs end) {
+  Enqueue([end](Statements& st) { return st.end_open_costs.Bind(1, end).Run(); });
+}
+
 std::shared_future<Status> SqliteStore::Flush() {
   return Enqueue([](Statements&) { return Status::Ok(); });
 }
@@ -226,6 +249,18 @@ Result<StoreSnapshot> SqliteStore::Load() {
       !s.ok()) {
     return s;
   }
+  auto last = db.Prepare(
+      "SELECT (SELECT COALESCE(MAX(id), 0) FROM costs), MAX((SELECT COALESCE(MAX(time_ms), 0) "
+      "FROM decisions), (SELECT COALESCE(MAX(time_ms), 0) FROM audit), (SELECT "
+      "COALESCE(MAX(submitted_ms), 0) FROM jobs))");
+  if (!last.ok()) return last.status();
+  if (Status s = last->Each([&] {
+        snap.last_cost = last->Int(0);
+        snap.last_seen = last->Int(1);
+      });
+      !s.ok()) {
+    return s;
+  }
   auto n = db.Prepare("SELECT node, cordoned, draining FROM node_flags ORDER BY node");
   if (!n.ok()) return n.status();
   if (Status s = n->Each([&] {
@@ -249,6 +284,24 @@ Result<std::vector<AuditEntry>> SqliteStore::QueryAudit(const AuditQuery& aq) {
   if (Status s = q->Each([&] {
         out.push_back({q->Int(0), q->Int(1), q->Text(2), q->Text(3), q->Text(4), q->Text(5),
                        static_cast<int>(q->Int(6)), q->Text(7)});
+      });
+      !s.ok()) {
+    return s;
+  }
+  return out;
+}
+
+Result<std::vector<CostTotal>> SqliteStore::QueryCosts(TimeMs since, TimeMs until, TimeMs now) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  auto q = reader_db_->Prepare(
+      "SELECT tenant, cluster, model, SUM(per_hour * (MIN(COALESCE(end_ms, ?3), ?2) - "
+      "MAX(start_ms, ?1))) / 3600000.0 FROM costs WHERE start_ms < ?2 AND COALESCE(end_ms, ?3) "
+      "> ?1 GROUP BY tenant, cluster, model ORDER BY tenant, cluster, model");
+  if (!q.ok()) return q.status();
+  q->Bind(1, since).Bind(2, until).Bind(3, now);
+  std::vector<CostTotal> out;
+  if (Status s = q->Each([&] {
+        out.push_back({q->Text(0), q->Text(1), q->Text(2), q->Double(3)});
       });
       !s.ok()) {
     return s;

@@ -49,11 +49,17 @@ class SqliteStore {
   std::shared_future<Status> PutPrincipal(Principal p);
   std::shared_future<Status> PutToken(StoredToken t);
   std::shared_future<Status> PutNodeFlags(NodeFlags f);
+  void InsertCost(CostRow c);
+  void EndCost(int64_t id, TimeMs end);
+  // Closes every open cost row at `end` (runs that ended with the previous process).
+  void EndOpenCosts(TimeMs end);
   // Resolves once everything queued before it is durable.
   std::shared_future<Status> Flush();
 
   Result<std::vector<AuditEntry>> QueryAudit(const AuditQuery& q);
   Result<std::vector<StoredDecision>> QueryDecisions(int64_t job);
+  // Spending within [since, until), by (tenant, cluster, model); open rows run until `now`.
+  Result<std::vector<CostTotal>> QueryCosts(TimeMs since, TimeMs until, TimeMs now);
 
   // Writes committed so far, and the batches they took.
   uint64_t committed_writes() const { return committed_writes_; }
