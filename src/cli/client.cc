@@ -69,6 +69,7 @@ HttpReply Call(const ClientConfig& c, const std::string& method, const std::stri
                const std::vector<std::pair<std::string, std::string>>& headers) {
   httplib::Client client(c.server);
   client.set_connection_timeout(5);
+  client.set_tcp_nodelay(true);
   client.set_read_timeout(30);
   httplib::Headers h;
   if (!c.token.empty()) h.emplace("Authorization", "Bearer " + c.token);

@@ -1,0 +1,118 @@
+// A load generator for `tessera serve` (docs/serve.md#performance): C connections submit small
+// batch jobs over keep-alive HTTP for S seconds, each waiting for its answer (a submission is
+// answered once durable); prints submissions per second and latency percentiles as JSON.
+//
+//   serve_load URL TOKEN [--connections 32] [--seconds 10] [--tenant consumer/ads/ctr]
+//              [--runtime 1s] [--prefix load]
+#include <httplib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+struct Args {
+  std::string url, token, tenant = "consumer/ads/ctr", runtime = "1s", prefix = "load";
+  int connections = 32;
+  double seconds = 10;
+};
+
+double Percentile(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  size_t k = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (argc < 3) {
+    std::fprintf(stderr,
+                 "usage: serve_load URL TOKEN [--connections N] [--seconds S] "
+                 "[--tenant T] [--runtime D] [--prefix P]\n");
+    return 2;
+  }
+  a.url = argv[1];
+  a.token = argv[2];
+  for (int i = 3; i + 1 < argc; i += 2) {
+    std::string k = argv[i], v = argv[i + 1];
+    if (k == "--connections")
+      a.connections = std::stoi(v);
+    else if (k == "--seconds")
+      a.seconds = std::stod(v);
+    else if (k == "--tenant")
+      a.tenant = v;
+    else if (k == "--runtime")
+      a.runtime = v;
+    else if (k == "--prefix")
+      a.prefix = v;
+    else {
+      std::fprintf(stderr, "serve_load: unknown flag %s\n", k.c_str());
+      return 2;
+    }
+  }
+  using Clock = std::chrono::steady_clock;
+  auto deadline = Clock::now() + std::chrono::duration<double>(a.seconds);
+  std::mutex mu;
+  std::vector<double> latencies_ms;
+  std::atomic<int64_t> errors{0};
+  std::vector<std::thread> threads;
+  auto t0 = Clock::now();
+  for (int c = 0; c < a.connections; ++c) {
+    threads.emplace_back([&, c] {
+      httplib::Client client(a.url);
+      client.set_keep_alive(true);
+      client.set_tcp_nodelay(true);
+      client.set_read_timeout(60);
+      httplib::Headers headers = {{"Authorization", "Bearer " + a.token}};
+      std::vector<double> mine;
+      for (int i = 0; Clock::now() < deadline; ++i) {
+        std::string name = a.prefix + "-" + std::to_string(c) + "-" + std::to_string(i);
+        nlohmann::json job = {
+            {"name", name},
+            {"class", "batch"},
+            {"tenant", a.tenant},
+            {"runtime", a.runtime},
+            {"taskGroups", {{{"name", "w"}, {"count", 1}, {"cpu", 1}, {"memory", "1Gi"}}}}};
+        httplib::Headers h = headers;
+        h.emplace("Idempotency-Key", name);
+        auto s = Clock::now();
+        auto r = client.Post("/v1/jobs", h, job.dump(), "application/json");
+        double ms = std::chrono::duration<double, std::milli>(Clock::now() - s).count();
+        if (!r || r->status != 201) {
+          ++errors;
+          if (r && errors < 5)
+            std::fprintf(stderr, "serve_load: %d %s\n", r->status, r->body.c_str());
+          continue;
+        }
+        mine.push_back(ms);
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      latencies_ms.insert(latencies_ms.end(), mine.begin(), mine.end());
+    });
+  }
+  for (auto& t : threads)
+    t.join();
+  double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  size_t n = latencies_ms.size();
+  nlohmann::ordered_json out = {{"connections", a.connections},
+                                {"seconds", std::round(elapsed * 100) / 100},
+                                {"submitted", n},
+                                {"errors", errors.load()},
+                                {"per_second", std::round(static_cast<double>(n) / elapsed)},
+                                {"p50_ms", std::round(Percentile(latencies_ms, 0.50) * 100) / 100},
+                                {"p99_ms", std::round(Percentile(latencies_ms, 0.99) * 100) / 100},
+                                {"max_ms", std::round(Percentile(latencies_ms, 1.0) * 100) / 100}};
+  std::printf("%s\n", out.dump().c_str());
+  return errors > 0 ? 1 : 0;
+}
