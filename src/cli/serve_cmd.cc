@@ -120,7 +120,9 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
       {{"store", *path},
        {"jobs", counts.total},
        {"pending", counts.pending},
-       {"ms", std::round(restore_ms * 10) / 10}});
+       {"ms", std::round(restore_ms * 10) / 10},
+       {"load_ms", std::round((*daemon)->start_times().load_ms)},
+       {"restore_ms", std::round((*daemon)->start_times().restore_ms)}});
 
   httplib::Server http;
   auto api = InstallApi(http, **daemon, ApiOptions{});

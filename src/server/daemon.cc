@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "config/job_json.h"
 #include "config/loader.h"
 #include "sched/fragmentation.h"
 
@@ -38,6 +39,26 @@ bool Terminal(const std::string& state) {
   return state == "succeeded" || state == "failed" || state == "cancelled";
 }
 
+// Reads the resolved form of every job that has not ended, on all cores (the rows are
+// independent; the reader is immutable).
+std::vector<std::optional<Result<Job>>> ReadActiveJobs(const Spec& spec,
+                                                       const std::vector<StoredJob>& rows) {
+  const ResolvedJobReader reader(spec);
+  std::vector<std::optional<Result<Job>>> out(rows.size());
+  size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (size_t i = t; i < rows.size(); i += threads) {
+        if (!Terminal(rows[i].state)) out[i] = reader.Read(rows[i].resolved);
+      }
+    });
+  }
+  for (std::thread& th : pool)
+    th.join();
+  return out;
+}
+
 }  // namespace
 
 Daemon::Daemon(Spec spec, std::unique_ptr<SqliteStore> store, const Clock& clock,
@@ -51,9 +72,12 @@ Daemon::Daemon(Spec spec, std::unique_ptr<SqliteStore> store, const Clock& clock
 Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteStore> store,
                                               const Clock& clock, DaemonOptions options,
                                               std::string* new_admin_token) {
+  auto t0 = std::chrono::steady_clock::now();
   auto snap = store->Load();
   if (!snap.ok()) return snap.status();
   std::unique_ptr<Daemon> d(new Daemon(std::move(spec), std::move(store), clock, options));
+  auto t1 = std::chrono::steady_clock::now();
+  d->start_times_.load_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
 
   ScorerRegistry scorers;
   RegisterBuiltinScorers(scorers);
@@ -109,6 +133,8 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteS
     d->last_cost_ = snap->last_cost;
     if (Status s = d->Restore(*snap); !s.ok()) return s;
   }
+  d->start_times_.restore_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
   d->loop_ = std::thread([p = d.get()] { p->Loop(); });
   return d;
 }
@@ -123,9 +149,14 @@ Daemon::~Daemon() {
   store_->Flush().wait();
 }
 
-Status Daemon::Restore(const StoreSnapshot& snap) {
+Status Daemon::Restore(StoreSnapshot& snap) {
   const TimeMs now = clock_.Now();
-  for (const StoredJob& stored : snap.jobs) {
+  std::vector<std::optional<Result<Job>>> read = ReadActiveJobs(spec_, snap.jobs);
+  jobs_.reserve(snap.jobs.size());
+  engine_id_.reserve(snap.jobs.size());
+  restart_base_.reserve(snap.jobs.size());
+  for (size_t i = 0; i < snap.jobs.size(); ++i) {
+    StoredJob& stored = snap.jobs[i];
     // A gap is a submission whose insert failed (never acknowledged): a hidden placeholder.
     while (static_cast<int64_t>(jobs_.size()) + 1 < stored.id) {
       StoredJob& gap = jobs_.emplace_back();
@@ -135,26 +166,38 @@ Status Daemon::Restore(const StoreSnapshot& snap) {
       engine_id_.emplace_back();
       restart_base_.push_back(0);
     }
-    jobs_.push_back(stored);
-    engine_id_.emplace_back();
-    restart_base_.push_back(stored.restarts);
     by_name_[stored.name].push_back(stored.id);
     if (!stored.idempotency_key.empty())
       by_idempotency_[{stored.principal, stored.idempotency_key}] = stored.id;
-    if (Terminal(stored.state)) continue;
+    restart_base_.push_back(stored.restarts);
+    engine_id_.emplace_back();
+    jobs_.push_back(std::move(stored));
     StoredJob& row = jobs_.back();
-    JobLoad parsed = LoadJobText(spec_, {"job " + std::to_string(row.id), row.body});
-    if (!parsed.job) {
+    row.resolved = std::string();  // needed once: not kept in memory
+    if (Terminal(row.state)) continue;
+    // The resolved form reads back without YAML; a row without one (or one the configuration
+    // no longer admits) goes through the submission's own checks again, which say why.
+    Result<Job> job = std::move(*read[i]);
+    std::string why;
+    if (!job.ok()) {
+      JobLoad parsed = LoadJobText(spec_, {"job " + std::to_string(row.id), row.body});
+      if (parsed.job) {
+        job = std::move(*parsed.job);
+      } else {
+        why = parsed.diagnostics.ToString();
+      }
+    }
+    if (!job.ok()) {
       // The configuration changed under it (a tenant or model removed): it can never run.
       row.state = "failed";
       row.reason = "invalid";
-      row.detail = "no longer valid under the configuration: " + parsed.diagnostics.ToString();
+      row.detail = "no longer valid under the configuration: " + why;
       row.finished = now;
       store_->UpdateJob(row);
       continue;
     }
     bool was_running = row.state == "running" || row.state == "placed";
-    JobId id = engine_->Submit(std::move(*parsed.job), now);
+    JobId id = engine_->Submit(std::move(*job), now);
     engine_id_.back() = id;
     if (by_engine_.size() <= id.value()) by_engine_.resize(id.value() + 1, 0);
     by_engine_[id.value()] = row.id;
@@ -293,10 +336,12 @@ Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& bo
     row.idempotency_key = idempotency_key;
     row.principal = caller.name;
     row.job_class = std::string(WorkloadClassName(parsed.job->job_class));
+    row.resolved = ResolvedJobJson(spec_, *parsed.job).dump();
     row.submitted = clock_.Now();
     row.state = "pending";
     row.reason = std::string(PendingReasonCode(PendingReason::kNew));
     jobs_.push_back(row);
+    jobs_.back().resolved = std::string();  // in the store only: read on restart
     engine_id_.emplace_back();
     restart_base_.push_back(0);
     by_name_[row.name].push_back(row.id);

@@ -120,13 +120,19 @@ class Daemon {
     size_t pending = 0, running = 0, total = 0;
   };
   Counts counts() const;
+  // How long the start took: reading the store, and rebuilding the view and the queue.
+  struct StartTimes {
+    double load_ms = 0, restore_ms = 0;
+  };
+  const StartTimes& start_times() const { return start_times_; }
 
  private:
   class StorePort;
   struct Sink;
 
   Daemon(Spec spec, std::unique_ptr<SqliteStore> store, const Clock& clock, DaemonOptions options);
-  Status Restore(const StoreSnapshot& snap);
+  // Takes the snapshot's job rows (moved into the view).
+  Status Restore(StoreSnapshot& snap);
   void Loop();
   // Under mu_: handles what is due and schedules, timing the cycle.
   void RunEngine();
@@ -153,6 +159,7 @@ class Daemon {
   DaemonOptions options_;
   Authenticator auth_;
   Metrics metrics_;
+  StartTimes start_times_;
 
   TargetWorkload target_;  // FGD's target: the configuration's declared jobs
   std::unique_ptr<Scorer> scorer_;

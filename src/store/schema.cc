@@ -19,6 +19,7 @@ CREATE TABLE jobs(
   tenant TEXT NOT NULL,
   class TEXT NOT NULL,
   body TEXT NOT NULL,
+  resolved TEXT NOT NULL DEFAULT '',
   idempotency_key TEXT,
   principal TEXT NOT NULL,
   submitted_ms INTEGER NOT NULL,

@@ -37,7 +37,8 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
   for (const Def& d : std::initializer_list<Def>{
            {&st->insert_job,
             "INSERT INTO jobs(id, name, tenant, body, idempotency_key, principal, submitted_ms, "
-            "state, reason, detail, class) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"},
+            "state, reason, detail, class, resolved) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+            "?10, ?11, ?12)"},
            {&st->update_job,
             "UPDATE jobs SET state = ?2, reason = ?3, detail = ?4, first_start_ms = ?5, "
             "finished_ms = ?6, restarts = ?7, placement = ?8 WHERE id = ?1"},
@@ -133,7 +134,7 @@ std::shared_future<Status> SqliteStore::InsertJob(StoredJob j) {
       st.insert_job.Bind(5, j.idempotency_key);
     }
     st.insert_job.Bind(6, j.principal).Bind(7, j.submitted).Bind(8, j.state).Bind(9, j.reason);
-    st.insert_job.Bind(10, j.detail).Bind(11, j.job_class);
+    st.insert_job.Bind(10, j.detail).Bind(11, j.job_class).Bind(12, j.resolved);
     return st.insert_job.Run();
   });
 }
@@ -210,7 +211,8 @@ Result<StoreSnapshot> SqliteStore::Load() {
   StoreSnapshot snap;
   auto q = db.Prepare(
       "SELECT id, name, tenant, body, idempotency_key, principal, submitted_ms, state, reason, "
-      "detail, first_start_ms, finished_ms, restarts, placement, class FROM jobs ORDER BY id");
+      "detail, first_start_ms, finished_ms, restarts, placement, class, resolved FROM jobs "
+      "ORDER BY id");
   if (!q.ok()) return q.status();
   if (Status s = q->Each([&] {
         StoredJob& j = snap.jobs.emplace_back();
@@ -229,6 +231,7 @@ Result<StoreSnapshot> SqliteStore::Load() {
         j.restarts = static_cast<int32_t>(q->Int(12));
         j.placement = q->Text(13);
         j.job_class = q->Text(14);
+        j.resolved = q->Text(15);
       });
       !s.ok()) {
     return s;
