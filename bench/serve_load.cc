@@ -88,6 +88,9 @@ int main(int argc, char** argv) {
         h.emplace("Idempotency-Key", name);
         auto s = Clock::now();
         auto r = client.Post("/v1/jobs", h, job.dump(), "application/json");
+        // A connection the server closed between two requests: retry with the same key (the
+        // Idempotency-Key makes a retry safe whether or not the first attempt arrived).
+        if (!r) r = client.Post("/v1/jobs", h, job.dump(), "application/json");
         double ms = std::chrono::duration<double, std::milli>(Clock::now() - s).count();
         if (!r || r->status != 201) {
           ++errors;

@@ -16,6 +16,7 @@
 #include "cli/output.h"
 #include "common/file.h"
 #include "common/quantity.h"
+#include "config/yaml_json.h"
 
 namespace tessera::cli {
 namespace {
@@ -33,35 +34,6 @@ void AddCommon(CLI::App* cmd, Common& c, bool output = true) {
     cmd->add_option("-o,--output", c.output, "Output format")
         ->check(CLI::IsMember({"table", "json", "yaml"}))
         ->capture_default_str();
-  }
-}
-
-// YAML to JSON with scalars typed as YAML 1.2's core schema reads them.
-json ToJson(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Map: {
-      json out = json::object();
-      for (const auto& kv : n)
-        out[kv.first.Scalar()] = ToJson(kv.second);
-      return out;
-    }
-    case YAML::NodeType::Sequence: {
-      json out = json::array();
-      for (const auto& v : n)
-        out.push_back(ToJson(v));
-      return out;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string& s = n.Scalar();
-      if (n.Tag() == "!") return s;  // quoted
-      if (s == "true" || s == "false") return s == "true";
-      if (s == "null" || s == "~") return nullptr;
-      auto number = json::parse(s, nullptr, false);
-      if (!number.is_discarded() && number.is_number()) return number;
-      return s;
-    }
-    default:
-      return nullptr;
   }
 }
 
@@ -169,9 +141,9 @@ Result<std::vector<json>> JobsOf(const std::string& path) {
     }
     if (!doc["jobs"].IsSequence()) return InvalidArgument(path + ": jobs: expected a list");
     for (const auto& j : doc["jobs"])
-      jobs.push_back(ToJson(j));
+      jobs.push_back(YamlToJson(j));
   } else if (doc.IsMap()) {
-    jobs.push_back(ToJson(doc));
+    jobs.push_back(YamlToJson(doc));
   } else {
     return InvalidArgument(path + ": expected a job (a mapping) or a `jobs:` list");
   }

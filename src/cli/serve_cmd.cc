@@ -115,11 +115,11 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   }
   double restore_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  Daemon::Counts counts = (*daemon)->counts();
+  const Daemon::StartTimes& start = (*daemon)->start_times();
   Log(err, "info", "state restored",
       {{"store", *path},
-       {"jobs", counts.total},
-       {"pending", counts.pending},
+       {"jobs", start.jobs},
+       {"queued", start.active},
        {"ms", std::round(restore_ms * 10) / 10},
        {"load_ms", std::round((*daemon)->start_times().load_ms)},
        {"restore_ms", std::round((*daemon)->start_times().restore_ms)}});

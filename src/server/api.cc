@@ -7,6 +7,7 @@
 
 #include "config/loader.h"
 #include "model/job.h"
+#include "server/openapi.h"
 
 namespace tessera {
 
@@ -143,6 +144,7 @@ class Api {
     // Small answers go out at once (Nagle's algorithm would hold them for the client's
     // delayed ACK, ~40 ms a request).
     s.set_tcp_nodelay(true);
+    s.set_keep_alive_max_count(10000);
     int threads = options_.threads;
     s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
     s.set_error_handler([](const httplib::Request&, httplib::Response& res) {
@@ -175,6 +177,9 @@ class Api {
     });
     s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(d_.metrics().Render(d_.Gauges()), "text/plain; version=0.0.4");
+    });
+    s.Get("/openapi.json", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(OpenApiJson(), "application/json");
     });
     s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
       SendJson(res, 200, {{"status", "ok"}});

@@ -135,6 +135,8 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteS
   }
   d->start_times_.restore_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
+  d->start_times_.jobs = d->jobs_.size();
+  d->start_times_.active = d->engine_->active_count();
   d->loop_ = std::thread([p = d.get()] { p->Loop(); });
   return d;
 }

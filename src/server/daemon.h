@@ -123,6 +123,7 @@ class Daemon {
   // How long the start took: reading the store, and rebuilding the view and the queue.
   struct StartTimes {
     double load_ms = 0, restore_ms = 0;
+    size_t jobs = 0, active = 0;  // jobs in the store; of those, queued again
   };
   const StartTimes& start_times() const { return start_times_; }
 

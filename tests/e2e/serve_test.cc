@@ -601,3 +601,67 @@ TEST(Serve, CostsAndQuotasAreAccountedAndScopedToTheCallersTenants) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// docs/api/openapi.yaml, as served: every path it describes is answered by a route (not the
+// "no such route" 404), and every path of docs/serve.md's API table is in it.
+TEST(Serve, TheOpenApiDocumentMatchesTheRoutesAndTheDocs) {
+  auto dir = FreshDir("openapi");
+  DaemonProcess d(dir, kEnterprise);
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http admin(d.url(), d.admin_token());
+  auto r = Http(d.url()).Get("/openapi.json");
+  ASSERT_TRUE(r && r->status == 200);
+  json doc = json::parse(r->body, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << r->body.substr(0, 200);
+  EXPECT_EQ(doc["openapi"], "3.0.3");
+  ASSERT_GE(doc["paths"].size(), 20u);
+  std::set<std::string> documented;
+  for (const auto& [path, methods] : doc["paths"].items()) {
+    documented.insert(path);
+    std::string concrete = path;
+    for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+             {"{job}", "999"}, {"{node}", "north-a800-gpu-0001"}, {"{name}", "admin"}}) {
+      size_t at = concrete.find(from);
+      if (at != std::string::npos) concrete.replace(at, from.size(), to);
+    }
+    for (const auto& [method, op] : methods.items()) {
+      auto answer = method == "get" ? admin.Get(concrete) : admin.Post(concrete, "{}");
+      ASSERT_TRUE(answer) << method << " " << concrete;
+      json body = json::parse(answer->body, nullptr, false);
+      bool no_route =
+          answer->status == 404 && body.is_object() && body.value("message", "") == "no such route";
+      EXPECT_FALSE(no_route) << method << " " << path << " is documented but not served";
+      EXPECT_TRUE(op.contains("responses")) << method << " " << path;
+    }
+  }
+  // The API table of docs/serve.md names the same paths.
+  std::string serve_md = testing::ReadText(std::string(TESSERA_SOURCE_DIR) + "/docs/serve.md");
+  size_t at = 0;
+  int rows = 0;
+  while ((at = serve_md.find("\n| `", at)) != std::string::npos) {
+    at += 4;
+    size_t end = serve_md.find('`', at);
+    std::string cell = serve_md.substr(at, end - at);  // "GET /v1/jobs?..." or a metric name
+    size_t space = cell.find(' ');
+    if (space == std::string::npos ||
+        cell.substr(0, space).find_first_not_of("GETPOS") != std::string::npos)
+      continue;
+    std::string path = cell.substr(space + 1);
+    path = path.substr(0, path.find('?'));
+    path = path.substr(0, path.find('['));
+    for (const auto& [from, to] :
+         std::vector<std::pair<std::string, std::string>>{{"{id-or-name}", "{job}"}}) {
+      size_t p = path.find(from);
+      if (p != std::string::npos) path.replace(p, from.size(), to);
+    }
+    ++rows;
+    EXPECT_TRUE(documented.count(path)) << path << " is in docs/serve.md but not in openapi.yaml";
+  }
+  EXPECT_GE(rows, 20);
+}
+
+}  // namespace
+}  // namespace tessera
