@@ -273,6 +273,39 @@ void Engine::Cancel(JobId job, TimeMs at) {
   PostAt(EventKind::kCancel, at, job, 0);
 }
 
+Status Engine::Adopt(JobId id, std::vector<Placement> placements, TimeMs first_start, Millis kept) {
+  if (id.value() >= jobs_.size()) return InvalidArgument("unknown job");
+  JobRecord& j = jobs_[id.value()];
+  if (j.state != JobState::kPending || j.reason != PendingReason::kNew) {
+    return FailedPrecondition("only a job just submitted can be adopted");
+  }
+  if (placements.size() != static_cast<size_t>(j.task_count)) {
+    return InvalidArgument(std::to_string(placements.size()) + " placements for " +
+                           std::to_string(j.task_count) + " tasks");
+  }
+  CellState::Proposal proposal(cell_);
+  for (size_t i = 0; i < placements.size(); ++i) {
+    Placement& p = placements[i];
+    if (p.node >= cell_.node_count()) return InvalidArgument("placement on an unknown node");
+    if (!node_up_[p.node]) return FailedPrecondition(cell_.node_name(p.node) + " is down");
+    p.task = {id, static_cast<int32_t>(i)};
+    p.node_version = cell_.node(p.node).version;
+    if (Status s = proposal.Add(p); !s.ok()) return s;  // the proposal undoes what it added
+  }
+  proposal.Keep();
+  const TimeMs now = clock_.Now();
+  Enqueue(j, now);  // as its submission would; Start takes it out again
+  JoinSpeedPool(j, +1);
+  j.first_start = first_start;
+  j.kept_ms = kept;
+  GangResult placed;
+  placed.outcome = PlaceOutcome::kPlaced;
+  placed.placements = std::move(placements);
+  placed.level = TopologyLevel::kAny;
+  Start(j, std::move(placed), "adopted", now);
+  return Status::Ok();
+}
+
 void Engine::NodeLost(uint32_t node, TimeMs at) {
   PostAt(EventKind::kNodeLost, at, {}, node);
 }
@@ -367,7 +400,8 @@ void Engine::Handle(const Event& e) {
   switch (e.kind) {
     case EventKind::kSubmit: {
       JobRecord& j = jobs_[e.job.value()];
-      if (IsTerminal(j.state)) return;  // cancelled before it arrived
+      // Cancelled before it arrived, or adopted as running.
+      if (j.state != JobState::kPending) return;
       Enqueue(j, now);
       JoinSpeedPool(j, +1);
       dirty_ = true;

@@ -87,6 +87,14 @@ class Engine final : public EventSink {
   // Accepts a job; it enters the queue at `at` (>= now). Returns its id.
   JobId Submit(Job job, TimeMs at);
   void Cancel(JobId job, TimeMs at);
+  // A run that was running before this engine existed (a daemon's restart, a backend's
+  // report): job `id`, just submitted (before the next RunDue), takes exactly `placements` —
+  // one per task, in task order; node indices of this cell — as a run first started at
+  // `first_start` that has kept `kept` ms of progress. It is launched again (the backend
+  // resumes what is left) and logged as a start with reason "adopted". Errors (the job is not
+  // newly submitted, a node is unknown or down, the placements do not fit) change nothing:
+  // the job is placed anew.
+  Status Adopt(JobId id, std::vector<Placement> placements, TimeMs first_start, Millis kept);
   void NodeLost(uint32_t node, TimeMs at);
   void NodeRecovered(uint32_t node, TimeMs at);
   // An operator's hold on a node: cordoned, it takes no new work while what runs there goes

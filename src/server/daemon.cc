@@ -204,9 +204,21 @@ Status Daemon::Restore(StoreSnapshot& snap) {
     if (by_engine_.size() <= id.value()) by_engine_.resize(id.value() + 1, 0);
     by_engine_[id.value()] = row.id;
     if (was_running) {
-      ++restart_base_.back();
-      store_->AppendDecision({0, now, "requeue", row.id, "daemon-restart",
-                              R"({"note":"the run's process ended with the previous daemon"})"});
+      // The run goes on where it was: the same nodes and devices, its progress until the
+      // previous process was last seen kept (the emulated backend resumes the rest).
+      auto placements = PlacementsOf(row);
+      Status adopted = placements.ok() ? Status::Ok() : placements.status();
+      if (adopted.ok()) {
+        TimeMs started = row.run_start.value_or(snap.last_seen);
+        Millis kept = row.kept_ms + std::max<Millis>(0, snap.last_seen - started);
+        adopted =
+            engine_->Adopt(id, std::move(*placements), row.first_start.value_or(started), kept);
+      }
+      if (!adopted.ok()) {
+        ++restart_base_.back();
+        json note = {{"note", "the run could not be resumed where it was: " + adopted.message()}};
+        store_->AppendDecision({0, now, "requeue", row.id, "daemon-restart", note.dump()});
+      }
     }
   }
   return Status::Ok();
@@ -214,8 +226,13 @@ Status Daemon::Restore(StoreSnapshot& snap) {
 
 void Daemon::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
+  TimeMs alive = 0;
   while (!stopping_) {
     RunEngine();
+    if (clock_.Now() - alive >= 1000) {
+      alive = clock_.Now();
+      store_->Alive(alive);
+    }
     TimeMs now = clock_.Now();
     TimeMs wake = std::min(engine_->NextEventTime().value_or(kNever), now + 1000);
     auto deadline = std::chrono::system_clock::time_point(std::chrono::milliseconds(wake));
@@ -250,6 +267,8 @@ void Daemon::OnJob(const JobRecord& rec) {
   row.finished = rec.finished;
   row.restarts = restart_base_[row.id - 1] + rec.restarts;
   row.placement = rec.placements.empty() ? "" : PlacementJson(rec);
+  row.run_start = rec.running() ? std::optional<TimeMs>(rec.last_start) : std::nullopt;
+  row.kept_ms = rec.kept_ms;
   if (!rec.running()) CloseCosts(row.id, rec.finished.value_or(clock_.Now()));
   store_->UpdateJob(row);
 }
@@ -270,11 +289,34 @@ void Daemon::OnDecision(const Decision& d) {
                           by_engine_[d.job.value()], d.reason, detail.dump()});
 }
 
+Result<std::vector<Placement>> Daemon::PlacementsOf(const StoredJob& row) const {
+  auto tasks = json::parse(row.placement, nullptr, false);
+  if (!tasks.is_array()) return InvalidArgument("no stored placement");
+  std::vector<Placement> out;
+  try {
+    for (const json& t : tasks) {
+      Placement& p = out.emplace_back();
+      auto node = node_index_.find(t.at("node").get<std::string>());
+      if (node == node_index_.end()) return NotFound("node " + t.at("node").dump() + " is gone");
+      p.node = node->second;
+      p.cpu = t.at("cpu").get<Milli>();
+      p.memory = t.at("memory").get<MiB>();
+      p.kind = t.value("kind", 0u);
+      for (const json& d : t.at("devices"))
+        p.devices.push_back({d.at("index").get<uint16_t>(), d.at("milli").get<Milli>()});
+    }
+  } catch (const json::exception& e) {
+    return InvalidArgument(std::string("unreadable stored placement: ") + e.what());
+  }
+  return out;
+}
+
 std::string Daemon::PlacementJson(const JobRecord& rec) const {
   const CellState& cell = engine_->cell();
   json tasks = json::array();
   for (const Placement& p : rec.placements) {
-    json t = {{"node", cell.node_name(p.node)}};
+    json t = {{"node", cell.node_name(p.node)}, {"cpu", p.cpu}, {"memory", p.memory}};
+    if (p.kind != 0) t["kind"] = p.kind;
     const Node& node = spec_.node(cell.spec_node(p.node));
     t["cluster"] = spec_.cluster(node.cluster).name;
     json devices = json::array();

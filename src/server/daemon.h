@@ -147,6 +147,8 @@ class Daemon {
   void OnJob(const JobRecord& rec);
   void OnDecision(const Decision& d);
   std::string PlacementJson(const JobRecord& rec) const;
+  // The placements a row's stored run had, by this cell's node indices.
+  Result<std::vector<Placement>> PlacementsOf(const StoredJob& row) const;
   // Under mu_: a run of job `id` starts (decision `d`): its cost rows open; they close when
   // the run ends.
   void OpenCosts(const Decision& d, int64_t id);

@@ -27,7 +27,9 @@ struct StoredJob {
   std::optional<TimeMs> first_start;
   std::optional<TimeMs> finished;
   int32_t restarts = 0;
-  std::string placement;  // JSON: the current run's tasks (node, devices)
+  std::string placement;            // JSON: the current run's tasks (node, devices, cpu, memory)
+  std::optional<TimeMs> run_start;  // when the current run's processes started
+  Millis kept_ms = 0;               // progress kept from earlier runs (checkpoints)
 };
 
 // One line of the decision log.
@@ -97,7 +99,8 @@ struct StoreSnapshot {
   std::vector<NodeFlags> nodes;
   int64_t last_cost = 0;  // the highest cost row id
   // The last moment the previous process is known to have been alive (its latest decision,
-  // audit record or submission): open cost rows are closed there.
+  // audit record, submission or once-a-second mark): open cost rows are closed there, and a
+  // resumed run's progress counts until then.
   TimeMs last_seen = 0;
 };
 

@@ -29,7 +29,9 @@ CREATE TABLE jobs(
   first_start_ms INTEGER,
   finished_ms INTEGER,
   restarts INTEGER NOT NULL DEFAULT 0,
-  placement TEXT NOT NULL DEFAULT '');
+  placement TEXT NOT NULL DEFAULT '',
+  run_start_ms INTEGER,
+  kept_ms INTEGER NOT NULL DEFAULT 0);
 CREATE UNIQUE INDEX jobs_idempotency ON jobs(principal, idempotency_key)
   WHERE idempotency_key IS NOT NULL;
 CREATE TABLE decisions(

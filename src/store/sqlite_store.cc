@@ -7,7 +7,7 @@ namespace tessera {
 struct SqliteStore::Statements {
   Sqlite* db = nullptr;
   SqliteStatement insert_job, update_job, decision, audit, principal, token, node_flags;
-  SqliteStatement insert_cost, end_cost, end_open_costs;
+  SqliteStatement insert_cost, end_cost, end_open_costs, alive;
 };
 
 namespace {
@@ -41,7 +41,8 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
             "?10, ?11, ?12)"},
            {&st->update_job,
             "UPDATE jobs SET state = ?2, reason = ?3, detail = ?4, first_start_ms = ?5, "
-            "finished_ms = ?6, restarts = ?7, placement = ?8 WHERE id = ?1"},
+            "finished_ms = ?6, restarts = ?7, placement = ?8, run_start_ms = ?9, kept_ms = ?10 "
+            "WHERE id = ?1"},
            {&st->decision,
             "INSERT INTO decisions(time_ms, kind, job_id, reason, detail) "
             "VALUES(?1, ?2, ?3, ?4, ?5)"},
@@ -61,6 +62,9 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
             "INSERT INTO costs(id, job_id, tenant, cluster, model, start_ms, per_hour) "
             "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
            {&st->end_cost, "UPDATE costs SET end_ms = ?2 WHERE id = ?1"},
+           {&st->alive,
+            "INSERT INTO meta(key, value) VALUES('alive_ms', ?1) ON CONFLICT(key) DO UPDATE SET "
+            "value = excluded.value"},
            {&st->end_open_costs,
             "UPDATE costs SET end_ms = MAX(start_ms, ?1) WHERE end_ms IS NULL"},
        }) {
@@ -143,7 +147,7 @@ void SqliteStore::UpdateJob(StoredJob j) {
   Enqueue([j = std::move(j)](Statements& st) {
     st.update_job.Bind(1, j.id).Bind(2, j.state).Bind(3, j.reason).Bind(4, j.detail);
     st.update_job.Bind(5, j.first_start).Bind(6, j.finished).Bind(7, j.restarts);
-    st.update_job.Bind(8, j.placement);
+    st.update_job.Bind(8, j.placement).Bind(9, j.run_start).Bind(10, j.kept_ms);
     return st.update_job.Run();
   });
 }
@@ -197,6 +201,10 @@ void SqliteStore::EndCost(int64_t id, TimeMs end) {
   Enqueue([id, end](Statements& st) { return st.end_cost.Bind(1, id).Bind(2, end).Run(); });
 }
 
+void SqliteStore::Alive(TimeMs now) {
+  Enqueue([now](Statements& st) { return st.alive.Bind(1, std::to_string(now)).Run(); });
+}
+
 void SqliteStore::EndOpenCosts(TimeMs end) {
   Enqueue([end](Statements& st) { return st.end_open_costs.Bind(1, end).Run(); });
 }
@@ -211,8 +219,8 @@ Result<StoreSnapshot> SqliteStore::Load() {
   StoreSnapshot snap;
   auto q = db.Prepare(
       "SELECT id, name, tenant, body, idempotency_key, principal, submitted_ms, state, reason, "
-      "detail, first_start_ms, finished_ms, restarts, placement, class, resolved FROM jobs "
-      "ORDER BY id");
+      "detail, first_start_ms, finished_ms, restarts, placement, class, resolved, run_start_ms, "
+      "kept_ms FROM jobs ORDER BY id");
   if (!q.ok()) return q.status();
   if (Status s = q->Each([&] {
         StoredJob& j = snap.jobs.emplace_back();
@@ -232,6 +240,8 @@ Result<StoreSnapshot> SqliteStore::Load() {
         j.placement = q->Text(13);
         j.job_class = q->Text(14);
         j.resolved = q->Text(15);
+        j.run_start = q->OptInt(16);
+        j.kept_ms = q->Int(17);
       });
       !s.ok()) {
     return s;
@@ -255,7 +265,8 @@ Result<StoreSnapshot> SqliteStore::Load() {
   auto last = db.Prepare(
       "SELECT (SELECT COALESCE(MAX(id), 0) FROM costs), MAX((SELECT COALESCE(MAX(time_ms), 0) "
       "FROM decisions), (SELECT COALESCE(MAX(time_ms), 0) FROM audit), (SELECT "
-      "COALESCE(MAX(submitted_ms), 0) FROM jobs))");
+      "COALESCE(MAX(submitted_ms), 0) FROM jobs), (SELECT COALESCE(MAX(CAST(value AS INTEGER)), "
+      "0) FROM meta WHERE key = 'alive_ms'))");
   if (!last.ok()) return last.status();
   if (Status s = last->Each([&] {
         snap.last_cost = last->Int(0);

@@ -51,6 +51,8 @@ class SqliteStore {
   std::shared_future<Status> PutNodeFlags(NodeFlags f);
   void InsertCost(CostRow c);
   void EndCost(int64_t id, TimeMs end);
+  // Records that the daemon is alive at `now` (read back as StoreSnapshot::last_seen).
+  void Alive(TimeMs now);
   // Closes every open cost row at `end` (runs that ended with the previous process).
   void EndOpenCosts(TimeMs end);
   // Resolves once everything queued before it is durable.

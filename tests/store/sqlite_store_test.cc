@@ -140,6 +140,24 @@ TEST(SqliteStore, AFailedWriteFailsItsWholeBatchAndWritesNothingOfIt) {
   EXPECT_EQ(snap->jobs.size(), 1u);
 }
 
+TEST(SqliteStore, TheLastMomentSeenAliveIsTheLatestMarkOrRecord) {
+  std::string path = FreshFile("alive");
+  {
+    auto store = SqliteStore::Open(path);
+    ASSERT_TRUE(store.ok());
+    (*store)->AppendAudit({0, 5000, "p", "r", "POST", "/v1/jobs", 201, ""});
+    (*store)->Alive(9000);
+    (*store)->Alive(12000);
+    (*store)->AppendDecision({0, 11000, "start", 1, "order", "{}"});
+    ASSERT_TRUE((*store)->Flush().get().ok());
+  }
+  auto store = SqliteStore::Open(path);
+  ASSERT_TRUE(store.ok());
+  auto snap = (*store)->Load();
+  ASSERT_TRUE(snap.ok());
+  EXPECT_EQ(snap->last_seen, 12000);
+}
+
 TEST(SqliteStore, AnUnopenablePathIsAnErrorNamingIt) {
   auto store = SqliteStore::Open("/nonexistent-dir/x/t.db");
   ASSERT_FALSE(store.ok());
