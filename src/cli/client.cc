@@ -14,9 +14,10 @@ namespace tessera::cli {
 using json = nlohmann::ordered_json;
 
 Result<ClientConfig> ResolveClientConfig(const std::string& server_flag,
-                                         const std::string& token_flag) {
+                                         const std::string& token_flag,
+                                         const std::string& ca_flag) {
   ClientConfig c;
-  std::string file_server, file_token;
+  std::string file_server, file_token, file_ca;
   const char* home = std::getenv("HOME");
   const char* xdg = std::getenv("XDG_CONFIG_HOME");
   std::filesystem::path file;
@@ -41,9 +42,11 @@ Result<ClientConfig> ResolveClientConfig(const std::string& server_flag,
           file_server = kv.second.Scalar();
         } else if (key == "token") {
           file_token = kv.second.Scalar();
+        } else if (key == "caCert") {
+          file_ca = kv.second.Scalar();
         } else {
           return InvalidArgument(where + ": unknown field \"" + key +
-                                 "\"; expected server or token");
+                                 "\"; expected server, token or caCert");
         }
       }
     } catch (const YAML::Exception& e) {
@@ -58,6 +61,7 @@ Result<ClientConfig> ResolveClientConfig(const std::string& server_flag,
   c.server = pick(server_flag, "TESSERA_SERVER", file_server);
   if (c.server.empty()) c.server = "http://127.0.0.1:7400";
   c.token = pick(token_flag, "TESSERA_TOKEN", file_token);
+  c.ca_cert = pick(ca_flag, "TESSERA_CA_CERT", file_ca);
   if (c.server.rfind("http://", 0) != 0 && c.server.rfind("https://", 0) != 0) {
     return InvalidArgument("server \"" + c.server + "\": expected http://HOST:PORT or https://");
   }
@@ -70,6 +74,7 @@ HttpReply Call(const ClientConfig& c, const std::string& method, const std::stri
   httplib::Client client(c.server);
   client.set_connection_timeout(5);
   client.set_tcp_nodelay(true);
+  if (!c.ca_cert.empty()) client.set_ca_cert_path(c.ca_cert);
   client.set_read_timeout(30);
   httplib::Headers h;
   if (!c.token.empty()) h.emplace("Authorization", "Bearer " + c.token);

@@ -1,8 +1,9 @@
 // The daemon's client: where the server is, the caller's token, and one HTTP call.
 //
-// The server and token come from, in order: the flags (--server, --token), the environment
-// (TESSERA_SERVER, TESSERA_TOKEN), then ~/.config/tessera/config.yaml ({server, token}), else
-// http://127.0.0.1:7400 and no token.
+// The server, token and CA certificate come from, in order: the flags (--server, --token,
+// --ca-cert), the environment (TESSERA_SERVER, TESSERA_TOKEN, TESSERA_CA_CERT), then
+// ~/.config/tessera/config.yaml ({server, token, caCert}), else http://127.0.0.1:7400, no
+// token and the system's CAs.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -22,11 +23,13 @@ inline constexpr int kExitUnavailable = 6;  // the server cannot be reached, or 
 struct ClientConfig {
   std::string server;
   std::string token;
+  std::string ca_cert;  // https: the CA certificate (PEM) to verify the server with; "" = system's
 };
 
 // Resolves the configuration; errors name the config file, line and field.
 Result<ClientConfig> ResolveClientConfig(const std::string& server_flag,
-                                         const std::string& token_flag);
+                                         const std::string& token_flag,
+                                         const std::string& ca_flag = "");
 
 struct HttpReply {
   int status = 0;  // 0: no answer (connection failed)

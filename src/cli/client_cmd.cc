@@ -24,12 +24,14 @@ namespace {
 using json = nlohmann::ordered_json;
 
 struct Common {
-  std::string server, token, output = "table";
+  std::string server, token, ca_cert, output = "table";
 };
 
 void AddCommon(CLI::App* cmd, Common& c, bool output = true) {
   cmd->add_option("--server", c.server, "The daemon's URL (else TESSERA_SERVER, the config file)");
   cmd->add_option("--token", c.token, "Bearer token (else TESSERA_TOKEN, the config file)");
+  cmd->add_option("--ca-cert", c.ca_cert,
+                  "https: the CA certificate to trust (else TESSERA_CA_CERT, the config file)");
   if (output) {
     cmd->add_option("-o,--output", c.output, "Output format")
         ->check(CLI::IsMember({"table", "json", "yaml"}))
@@ -110,7 +112,7 @@ struct Ctx {
 
 // Resolves the client's config, or reports and sets the exit code.
 std::optional<ClientConfig> Config(const Common& c, Ctx& x) {
-  auto cfg = ResolveClientConfig(c.server, c.token);
+  auto cfg = ResolveClientConfig(c.server, c.token, c.ca_cert);
   if (!cfg.ok()) {
     x.err << "error: " << cfg.status().message() << "\n";
     x.code = kExitInvalidInput;

@@ -29,6 +29,7 @@ struct ServeArgs {
   std::string store;
   std::string listen = "127.0.0.1:7400";
   std::string ready_file;
+  std::string tls_cert, tls_key;  // both or neither: HTTPS
 };
 
 void Log(std::ostream& err, const std::string& level, const std::string& msg, json fields = {}) {
@@ -77,6 +78,10 @@ Result<std::pair<std::string, int>> ParseListen(const std::string& s) {
 }
 
 int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
+  if (a.tls_cert.empty() != a.tls_key.empty()) {
+    err << "error: --tls-cert and --tls-key go together\n";
+    return kExitInvalidInput;
+  }
   // SIGINT and SIGTERM are taken by a thread of ours (sigwait), so they stop the server
   // cleanly; they are blocked before any thread starts (the store's writer is one), since a
   // thread that does not block them would die of them.
@@ -124,7 +129,19 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
        {"load_ms", std::round((*daemon)->start_times().load_ms)},
        {"restore_ms", std::round((*daemon)->start_times().restore_ms)}});
 
-  httplib::Server http;
+  std::unique_ptr<httplib::Server> server;
+  if (!a.tls_cert.empty()) {
+    auto tls = std::make_unique<httplib::SSLServer>(a.tls_cert.c_str(), a.tls_key.c_str());
+    if (!tls->is_valid()) {
+      err << "error: --tls-cert " << a.tls_cert << " / --tls-key " << a.tls_key
+          << ": cannot load the certificate and its key (PEM files, the key unencrypted)\n";
+      return kExitInvalidInput;
+    }
+    server = std::move(tls);
+  } else {
+    server = std::make_unique<httplib::Server>();
+  }
+  httplib::Server& http = *server;
   auto api = InstallApi(http, **daemon, ApiOptions{});
   int port = listen->second;
   if (port == 0) {
@@ -136,7 +153,8 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
     err << "error: --listen " << a.listen << ": cannot bind (in use, or not a local address)\n";
     return kExitFailure;
   }
-  std::string url = fmt::format("http://{}:{}", listen->first, port);
+  std::string url =
+      fmt::format("{}://{}:{}", a.tls_cert.empty() ? "http" : "https", listen->first, port);
   out << "tessera serve: listening on " << url << " (store " << *path << ")\n";
   if (!new_token.empty()) {
     out << "admin token (shown once; set TESSERA_ADMIN_TOKEN to choose it): " << new_token << "\n";
@@ -177,6 +195,8 @@ void RegisterServe(CLI::App& app, std::ostream& out, std::ostream& err, int& cod
                   "The store: sqlite:PATH (default: tessera.db beside the configuration)");
   cmd->add_option("--listen", a->listen, "Address to listen on, HOST:PORT (port 0: any free)")
       ->capture_default_str();
+  cmd->add_option("--tls-cert", a->tls_cert, "Serve HTTPS with this certificate (PEM)");
+  cmd->add_option("--tls-key", a->tls_key, "The certificate's private key (PEM)");
   cmd->add_option("--ready-file", a->ready_file,
                   "Write the server's URL to this file once it accepts requests");
   cmd->callback([a, &out, &err, &code] { code = RunServe(*a, out, err); });

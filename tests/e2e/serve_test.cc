@@ -672,3 +672,39 @@ TEST(Serve, TheOpenApiDocumentMatchesTheRoutesAndTheDocs) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+TEST(Serve, TlsFromConfigurationServesHttpsThatTheCliVerifies) {
+  auto dir = FreshDir("tls");
+  std::string cert = (dir / "cert.pem").string(), key = (dir / "key.pem").string();
+  std::string gen =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
+      "-addext subjectAltName=IP:127.0.0.1 -keyout " +
+      key + " -out " + cert + " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(gen.c_str()), 0) << "openssl could not make a test certificate";
+  DaemonProcess d(dir, kEnterprise);
+  d.set_extra_args({"--tls-cert", cert, "--tls-key", key});
+  ASSERT_TRUE(d.Start()) << d.log();
+  ASSERT_EQ(d.url().rfind("https://", 0), 0u) << d.url();
+  std::string out;
+  ASSERT_EQ(RunTessera("submit -f " + kEnterprise + "/jobs.yaml --ca-cert " + cert, &out, true,
+                       d.CliEnv()),
+            0)
+      << out;
+  ASSERT_EQ(
+      RunTessera("get jobs -o json", &out, false, d.CliEnv() + "TESSERA_CA_CERT=" + cert + " "), 0);
+  EXPECT_EQ(json::parse(out, nullptr, false)["items"].size(), 10u) << out;
+  // Without the CA the client refuses the server's certificate.
+  EXPECT_EQ(RunTessera("get jobs", &out, true, d.CliEnv()), 6) << out;
+  // Plain HTTP to the HTTPS port gets no answer.
+  std::string plain = "http://" + d.url().substr(8);
+  EXPECT_NE(RunTessera("get jobs --server " + plain, &out, true, d.CliEnv()), 0) << out;
+  // A key without its certificate is refused before anything starts.
+  EXPECT_EQ(RunTessera("serve --config " + kEnterprise + " --tls-key " + key, &out, true), 2)
+      << out;
+}
+
+}  // namespace
+}  // namespace tessera

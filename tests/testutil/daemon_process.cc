@@ -34,9 +34,15 @@ bool DaemonProcess::Start() {
     FILE* e = freopen(err.c_str(), "w", stderr);
     (void)o;
     (void)e;
-    execl(TESSERA_BINARY, TESSERA_BINARY, "serve", "--config", config_.c_str(), "--store",
-          store_flag.c_str(), "--listen", "127.0.0.1:0", "--ready-file", ready.c_str(),
-          static_cast<char*>(nullptr));
+    std::vector<std::string> args = {TESSERA_BINARY, "serve",       "--config", config_,
+                                     "--store",      store_flag,    "--listen", "127.0.0.1:0",
+                                     "--ready-file", ready.string()};
+    args.insert(args.end(), extra_.begin(), extra_.end());
+    std::vector<char*> argv;
+    for (std::string& a : args)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(TESSERA_BINARY, argv.data());
     _exit(127);
   }
   for (int i = 0; i < 600; ++i) {

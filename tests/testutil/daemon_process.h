@@ -24,6 +24,8 @@ class DaemonProcess {
   // SIGTERM and wait; returns the exit status.
   int Stop();
   bool running() const { return pid_ > 0; }
+  // Flags added to `tessera serve` from the next Start on (e.g. --tls-cert F --tls-key K).
+  void set_extra_args(std::vector<std::string> args) { extra_ = std::move(args); }
 
   const std::string& url() const { return url_; }
   const std::string& admin_token() const { return token_; }
@@ -37,6 +39,7 @@ class DaemonProcess {
   std::string config_;
   std::string token_;
   std::string url_;
+  std::vector<std::string> extra_;
   pid_t pid_ = -1;
   int starts_ = 0;
 };
