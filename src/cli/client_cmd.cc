@@ -590,6 +590,54 @@ void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& co
     });
   }
   {
+    auto* cmd = app.add_subcommand(
+        "policies", "Check or reload the daemon's configuration files (admins, operators)");
+    cmd->require_subcommand(1);
+    for (const char* verb : {"validate", "reload"}) {
+      std::string v = verb;
+      auto* sub = cmd->add_subcommand(
+          v, v == "validate" ? "Read the configuration files again and check them (dry run)"
+                             : "Check them and put them in force; running jobs go on");
+      auto c = std::make_shared<Common>();
+      AddCommon(sub, *c);
+      sub->callback([=] {
+        auto cfg = Config(*c, *ctx);
+        if (!cfg) return;
+        HttpReply r = Call(*cfg, "POST", "/v1/policies/" + v);
+        if (r.status != 200) {
+          for (const json& e : r.body.value("errors", json::array()))
+            ctx->err << Str(e, "file") << ":" << Str(e, "line") << ":" << Str(e, "column") << ": "
+                     << Str(e, "field") << ": " << Str(e, "message") << "\n";
+          ctx->code = ReportFailure(r, ctx->err);
+          return;
+        }
+        Print(r.body, c->output, ctx->out, [&] {
+          if (!r.body["ok"].get<bool>()) {
+            for (const json& e : r.body["errors"])
+              ctx->out << Str(e, "file") << ":" << Str(e, "line") << ":" << Str(e, "column") << ": "
+                       << Str(e, "field") << ": " << Str(e, "message") << "\n";
+            return;
+          }
+          for (const auto& [what, d] : r.body["changes"].items()) {
+            for (const json& n : d["added"])
+              ctx->out << "+ " << what << " " << n.get<std::string>() << "\n";
+            for (const json& n : d["removed"])
+              ctx->out << "- " << what << " " << n.get<std::string>() << "\n";
+          }
+          if (r.body["applied"].get<bool>()) {
+            const json& j = r.body["jobs"];
+            ctx->out << "reloaded: " << Str(j, "resumed") << " running jobs went on, "
+                     << Str(j, "requeued") << " requeued, " << Str(j, "queued") << " queued again, "
+                     << Str(j, "failed") << " no longer valid\n";
+          } else {
+            ctx->out << "valid\n";
+          }
+        });
+        if (!r.body["ok"].get<bool>()) ctx->code = kExitInvalidInput;
+      });
+    }
+  }
+  {
     auto* cmd = app.add_subcommand("quota", "Quotas per tenant and model against what is used");
     auto c = std::make_shared<Common>();
     auto tenant = std::make_shared<std::string>();

@@ -110,6 +110,7 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
 
   static SystemClock clock;
   DaemonOptions options;
+  options.config_paths = a.config;
   if (const char* t = std::getenv("TESSERA_ADMIN_TOKEN")) options.admin_token = t;
   std::string new_token;
   auto t0 = std::chrono::steady_clock::now();

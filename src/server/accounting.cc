@@ -18,8 +18,8 @@ void Daemon::OpenCosts(const Decision& d, int64_t id) {
     row.id = ++last_cost_;
     row.job = id;
     row.tenant = jobs_[id - 1].tenant;
-    row.cluster = spec_.clusters[part.cluster].name;
-    row.model = part.model < 0 ? "cpu" : spec_.model(DeviceModelId(part.model)).name;
+    row.cluster = spec_->clusters[part.cluster].name;
+    row.model = part.model < 0 ? "cpu" : spec_->model(DeviceModelId(part.model)).name;
     row.start = d.time;
     row.per_hour = part.per_hour;
     open_costs_[id].push_back(row.id);
@@ -65,7 +65,7 @@ Result<json> Daemon::Costs(const Caller& caller, const std::string& by, TimeMs s
   return json{{"by", by},
               {"since_ms", since},
               {"until_ms", until},
-              {"currency", spec_.currency},
+              {"currency", spec_->currency},
               {"total", round4(total)},
               {"items", items}};
 }
@@ -74,17 +74,17 @@ json Daemon::Tenants(const Caller& caller) const {
   std::lock_guard<std::mutex> lock(mu_);
   const QuotaTracker& q = engine_->quotas();
   json out = json::array();
-  for (size_t t = 0; t < spec_.tenants.size(); ++t) {
-    const Tenant& tenant = spec_.tenants[t];
+  for (size_t t = 0; t < spec_->tenants.size(); ++t) {
+    const Tenant& tenant = spec_->tenants[t];
     if (!caller.MaySee(tenant.path)) continue;
     TenantId id(static_cast<uint32_t>(t));
     json quotas = json::array();
-    for (size_t m = 0; m < spec_.device_models.size(); ++m) {
+    for (size_t m = 0; m < spec_->device_models.size(); ++m) {
       Milli used = q.usage(id, m);
       const Quota* declared = tenant.QuotaFor(DeviceModelId(static_cast<uint32_t>(m)));
       if (used == 0 && declared == nullptr) continue;
       Milli limit = q.Limit(id, m);
-      json row = {{"model", spec_.device_models[m].name},
+      json row = {{"model", spec_->device_models[m].name},
                   {"used", static_cast<double>(used) / kMilliPerUnit},
                   {"guaranteed", static_cast<double>(q.guaranteed(id, m)) / kMilliPerUnit}};
       row["limit"] = limit >= QuotaTracker::kUnlimitedRoom

@@ -77,9 +77,9 @@ std::string RouteOf(const std::string& path) {
     return slash == std::string::npos ? route : route + path.substr(slash);
   }
   static const std::set<std::string> kKnown = {
-      "/healthz",  "/readyz",        "/metrics",   "/openapi.json", "/v1/jobs",
-      "/v1/audit", "/v1/principals", "/v1/whoami", "/v1/regions",   "/v1/clusters",
-      "/v1/nodes", "/v1/tenants",    "/v1/costs"};
+      "/healthz",  "/readyz",        "/metrics",   "/openapi.json",         "/v1/jobs",
+      "/v1/audit", "/v1/principals", "/v1/whoami", "/v1/regions",           "/v1/clusters",
+      "/v1/nodes", "/v1/tenants",    "/v1/costs",  "/v1/policies/validate", "/v1/policies/reload"};
   return kKnown.count(path) ? path : "other";
 }
 
@@ -259,7 +259,8 @@ class Api {
     });
     s.Get("/v1/regions", [this](const httplib::Request& req, httplib::Response& res) {
       if (!Authenticate(req, res)) return;
-      const Spec& spec = d_.spec();
+      std::shared_ptr<const Spec> in_force = d_.spec();
+      const Spec& spec = *in_force;
       json items = json::array();
       for (size_t r = 0; r < spec.regions.size(); ++r) {
         json clusters = json::array();
@@ -307,6 +308,34 @@ class Api {
                return action + " " + std::string(req.matches[1]);
              });
            });
+    for (const char* verb : {"validate", "reload"}) {
+      bool apply = std::string(verb) == "reload";
+      s.Post(std::string("/v1/policies/") + verb,
+             [this, apply](const httplib::Request& req, httplib::Response& res) {
+               Mutating(req, res, [&](const Caller& c) -> std::string {
+                 auto out = d_.Reload(c, apply);
+                 if (!out.ok()) {
+                   SendStatus(res, out.status());
+                   return out.status().message();
+                 }
+                 bool ok = (*out)["ok"].get<bool>();
+                 if (!ok && apply) {
+                   // Nothing changed: the configuration in force stays.
+                   const json& first = (*out)["errors"][0];
+                   json e = {{"code", "invalid_argument"},
+                             {"message", first["file"].get<std::string>() + ":" +
+                                             std::to_string(first["line"].get<int>()) + ": " +
+                                             first["message"].get<std::string>()},
+                             {"field", first["field"]},
+                             {"errors", (*out)["errors"]}};
+                   SendJson(res, 400, e);
+                   return "refused: " + e["message"].get<std::string>();
+                 }
+                 SendJson(res, 200, *out);
+                 return ok ? (apply ? "reloaded" : "valid") : "invalid";
+               });
+             });
+    }
     s.Get("/v1/audit", [this](const httplib::Request& req, httplib::Response& res) {
       auto caller = Authenticate(req, res);
       if (!caller) return;

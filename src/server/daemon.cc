@@ -63,11 +63,62 @@ std::vector<std::optional<Result<Job>>> ReadActiveJobs(const Spec& spec,
 
 Daemon::Daemon(Spec spec, std::unique_ptr<SqliteStore> store, const Clock& clock,
                DaemonOptions options)
-    : spec_(std::move(spec)),
-      store_(std::move(store)),
+    : store_(std::move(store)),
       clock_(clock),
       options_(std::move(options)),
-      rng_(options_.seed) {}
+      rng_(options_.seed),
+      spec_(std::make_shared<const Spec>(std::move(spec))) {}
+
+Result<std::unique_ptr<Daemon::Core>> Daemon::MakeCore(std::shared_ptr<const Spec> spec) {
+  auto core = std::make_unique<Core>();
+  core->spec = std::move(spec);
+  const Spec& s = *core->spec;
+  ScorerRegistry scorers;
+  RegisterBuiltinScorers(scorers);
+  OrderingRegistry orderings;
+  RegisterBuiltinOrderings(orderings);
+  std::vector<std::pair<const TaskRequest*, int64_t>> reqs;
+  for (const Job& j : s.jobs)
+    for (const TaskGroup& g : j.task_groups)
+      reqs.push_back({&g.request, g.count});
+  core->target = TargetFromRequests(s, reqs);
+  auto scorer = scorers.Create(kDefaultScorer, ScorerContext{&core->target});
+  if (!scorer.ok()) return scorer.status();
+  core->scorer = std::move(*scorer);
+  auto ordering = orderings.Create("fifo");
+  if (!ordering.ok()) return ordering.status();
+  core->ordering = std::move(*ordering);
+  auto cell = CellState::FromSpec(s);
+  if (!cell.ok()) return cell.status();
+  core->engine = std::make_unique<Engine>(s, std::move(*cell), *core->scorer, *core->ordering,
+                                          *port_, backend_, clock_, rng_);
+  for (uint32_t n = 0; n < core->engine->cell().node_count(); ++n)
+    core->node_index[core->engine->cell().node_name(n)] = n;
+  return core;
+}
+
+void Daemon::Install(std::unique_ptr<Core> core) {
+  {
+    std::lock_guard<std::mutex> lock(spec_mu_);
+    spec_ = core->spec;
+  }
+  engine_ = core->engine.get();
+  sink_->engine = engine_;
+  core_ = std::move(core);
+}
+
+void Daemon::ApplyFlags() {
+  for (const auto& [node, f] : flags_) {
+    auto it = core_->node_index.find(node);
+    if (it == core_->node_index.end() || !f.cordoned) continue;  // a node the fleet lost
+    engine_->Cordon(it->second, clock_.Now());  // drained runs were requeued when drained
+  }
+}
+
+std::shared_ptr<const Spec> Daemon::spec() const {
+  std::lock_guard<std::mutex> lock(spec_mu_);
+  return spec_;
+}
 
 Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteStore> store,
                                               const Clock& clock, DaemonOptions options,
@@ -79,37 +130,15 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteS
   auto t1 = std::chrono::steady_clock::now();
   d->start_times_.load_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
 
-  ScorerRegistry scorers;
-  RegisterBuiltinScorers(scorers);
-  OrderingRegistry orderings;
-  RegisterBuiltinOrderings(orderings);
-  std::vector<std::pair<const TaskRequest*, int64_t>> reqs;
-  for (const Job& j : d->spec_.jobs)
-    for (const TaskGroup& g : j.task_groups)
-      reqs.push_back({&g.request, g.count});
-  d->target_ = TargetFromRequests(d->spec_, reqs);
-  auto scorer = scorers.Create(kDefaultScorer, ScorerContext{&d->target_});
-  if (!scorer.ok()) return scorer.status();
-  d->scorer_ = std::move(*scorer);
-  auto ordering = orderings.Create("fifo");
-  if (!ordering.ok()) return ordering.status();
-  d->ordering_ = std::move(*ordering);
-  auto cell = CellState::FromSpec(d->spec_);
-  if (!cell.ok()) return cell.status();
   d->port_ = std::make_unique<StorePort>(*d);
   d->sink_ = std::make_unique<Sink>();
-  d->engine_ = std::make_unique<Engine>(d->spec_, std::move(*cell), *d->scorer_, *d->ordering_,
-                                        *d->port_, d->backend_, clock, d->rng_);
-  d->sink_->engine = d->engine_.get();
-  for (uint32_t n = 0; n < d->engine_->cell().node_count(); ++n)
-    d->node_index_[d->engine_->cell().node_name(n)] = n;
-  for (const NodeFlags& f : snap->nodes) {
-    auto it = d->node_index_.find(f.node);
-    if (it == d->node_index_.end() || !f.cordoned) continue;  // a node the fleet lost
-    d->flags_[f.node] = f;
-    d->engine_->Cordon(it->second, clock.Now());  // drained runs ended with the last process
-  }
   d->backend_.SetSink(d->sink_.get());
+  auto core = d->MakeCore(d->spec_);
+  if (!core.ok()) return core.status();
+  d->Install(std::move(*core));
+  for (const NodeFlags& f : snap->nodes)
+    d->flags_[f.node] = f;
+  d->ApplyFlags();
 
   for (const Principal& p : snap->principals)
     d->auth_.Add(p);
@@ -153,7 +182,7 @@ Daemon::~Daemon() {
 
 Status Daemon::Restore(StoreSnapshot& snap) {
   const TimeMs now = clock_.Now();
-  std::vector<std::optional<Result<Job>>> read = ReadActiveJobs(spec_, snap.jobs);
+  std::vector<std::optional<Result<Job>>> read = ReadActiveJobs(*spec_, snap.jobs);
   jobs_.reserve(snap.jobs.size());
   engine_id_.reserve(snap.jobs.size());
   restart_base_.reserve(snap.jobs.size());
@@ -182,7 +211,7 @@ Status Daemon::Restore(StoreSnapshot& snap) {
     Result<Job> job = std::move(*read[i]);
     std::string why;
     if (!job.ok()) {
-      JobLoad parsed = LoadJobText(spec_, {"job " + std::to_string(row.id), row.body});
+      JobLoad parsed = LoadJobText(*spec_, {"job " + std::to_string(row.id), row.body});
       if (parsed.job) {
         job = std::move(*parsed.job);
       } else {
@@ -296,8 +325,9 @@ Result<std::vector<Placement>> Daemon::PlacementsOf(const StoredJob& row) const 
   try {
     for (const json& t : tasks) {
       Placement& p = out.emplace_back();
-      auto node = node_index_.find(t.at("node").get<std::string>());
-      if (node == node_index_.end()) return NotFound("node " + t.at("node").dump() + " is gone");
+      auto node = core_->node_index.find(t.at("node").get<std::string>());
+      if (node == core_->node_index.end())
+        return NotFound("node " + t.at("node").dump() + " is gone");
       p.node = node->second;
       p.cpu = t.at("cpu").get<Milli>();
       p.memory = t.at("memory").get<MiB>();
@@ -317,13 +347,13 @@ std::string Daemon::PlacementJson(const JobRecord& rec) const {
   for (const Placement& p : rec.placements) {
     json t = {{"node", cell.node_name(p.node)}, {"cpu", p.cpu}, {"memory", p.memory}};
     if (p.kind != 0) t["kind"] = p.kind;
-    const Node& node = spec_.node(cell.spec_node(p.node));
-    t["cluster"] = spec_.cluster(node.cluster).name;
+    const Node& node = spec_->node(cell.spec_node(p.node));
+    t["cluster"] = spec_->cluster(node.cluster).name;
     json devices = json::array();
     for (const DeviceUse& u : p.devices)
       devices.push_back({{"index", u.index}, {"milli", u.milli}});
     if (!p.devices.empty()) {
-      t["model"] = spec_.model(DeviceModelId(cell.devices(p.node)[p.devices[0].index].model)).name;
+      t["model"] = spec_->model(DeviceModelId(cell.devices(p.node)[p.devices[0].index].model)).name;
     }
     t["devices"] = devices;
     tasks.push_back(t);
@@ -337,12 +367,16 @@ Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& bo
     return PermissionDenied("the " + std::string(RoleName(caller.role)) +
                             " role may not submit jobs");
   }
-  JobLoad parsed = LoadJobText(spec_, {"body", body});
+  // Parsed outside the lock against the configuration in force; a reload before the job
+  // reaches the engine is handled there.
+  std::shared_ptr<const Spec> spec = this->spec();
+  JobLoad parsed = LoadJobText(*spec, {"body", body});
   if (!parsed.job) {
     if (field != nullptr) *field = parsed.diagnostics.Sorted().front().path;
     return InvalidArgument(parsed.diagnostics.ToString());
   }
-  const std::string& tenant = spec_.tenants[parsed.job->tenant.value()].path;
+  const std::string tenant = spec->tenants[parsed.job->tenant.value()].path;
+  const std::string resolved = ResolvedJobJson(*spec, *parsed.job).dump();
   if (!caller.MayChange(tenant)) {
     return PermissionDenied("principal \"" + caller.name + "\" may not submit to tenant \"" +
                             tenant + "\"");
@@ -380,7 +414,7 @@ Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& bo
     row.idempotency_key = idempotency_key;
     row.principal = caller.name;
     row.job_class = std::string(WorkloadClassName(parsed.job->job_class));
-    row.resolved = ResolvedJobJson(spec_, *parsed.job).dump();
+    row.resolved = resolved;
     row.submitted = clock_.Now();
     row.state = "pending";
     row.reason = std::string(PendingReasonCode(PendingReason::kNew));
@@ -402,6 +436,20 @@ Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& bo
     failed.detail = s.message();
     if (!idempotency_key.empty()) by_idempotency_.erase({caller.name, idempotency_key});
     return Unavailable("the store did not accept the job: " + s.message());
+  }
+  if (spec != spec_) {
+    // The configuration was reloaded meanwhile: the job's ids are the old one's.
+    Result<Job> again = ResolvedJobReader(*spec_).Read(resolved);
+    if (!again.ok()) {
+      StoredJob& failed = jobs_[row.id - 1];
+      failed.state = "failed";
+      failed.reason = "invalid";
+      failed.detail = "no longer valid after a reload: " + again.status().message();
+      failed.finished = clock_.Now();
+      store_->UpdateJob(failed);
+      return SubmitOutcome{failed, false};
+    }
+    parsed.job = std::move(*again);
   }
   JobId id = engine_->Submit(std::move(*parsed.job), clock_.Now());
   if (by_engine_.size() <= id.value()) by_engine_.resize(id.value() + 1, 0);
@@ -544,7 +592,7 @@ Status Daemon::PutPrincipal(const Caller& caller, Principal p) {
   if ((*role == Role::kMember || *role == Role::kViewer) && p.tenant.empty()) {
     return InvalidArgument("a " + p.role + " needs a tenant");
   }
-  if (!p.tenant.empty() && !spec_.FindTenant(p.tenant)) {
+  if (!p.tenant.empty() && !spec()->FindTenant(p.tenant)) {
     return InvalidArgument("unknown tenant \"" + p.tenant + "\"");
   }
   p.created = clock_.Now();
@@ -598,8 +646,9 @@ std::vector<Gauge> Daemon::Gauges() const {
                   "Devices allocated to running jobs (fractions summed), by cluster and model.",
                   {}};
   for (const auto& [key, v] : devices) {
-    std::string labels = "cluster=\"" + LabelValue(spec_.clusters[key.first].name) + "\",model=\"" +
-                         LabelValue(spec_.model(DeviceModelId(key.second)).name) + "\"";
+    std::string labels = "cluster=\"" + LabelValue(spec_->clusters[key.first].name) +
+                         "\",model=\"" + LabelValue(spec_->model(DeviceModelId(key.second)).name) +
+                         "\"";
     capacity.samples.push_back({labels, static_cast<double>(v.first) / kMilliPerUnit});
     allocated.samples.push_back({labels, static_cast<double>(v.second) / kMilliPerUnit});
   }

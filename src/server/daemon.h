@@ -36,6 +36,8 @@
 namespace tessera {
 
 struct DaemonOptions {
+  // The configuration's files or directories: what a reload reads again.
+  std::vector<std::string> config_paths;
   // The admin's token on first start with an empty store; "" = generate one.
   std::string admin_token;
   uint64_t seed = 1;
@@ -107,7 +109,13 @@ class Daemon {
   Result<std::string> IssueToken(const Caller& caller, const std::string& principal,
                                  std::optional<TimeMs> expires);
 
-  const Spec& spec() const { return spec_; }
+  // The configuration in force (a reload replaces it; the pointer keeps it alive).
+  std::shared_ptr<const Spec> spec() const;
+  // Reads the configuration's files again and checks them: {ok, errors, changes}. With
+  // `apply`, a valid configuration replaces the one in force — the engine is rebuilt on it,
+  // waiting jobs are queued again and running ones go on where they are (a run whose node
+  // left the fleet is requeued). Admins and operators only.
+  Result<nlohmann::ordered_json> Reload(const Caller& caller, bool apply);
   SqliteStore& store() { return *store_; }
   const Authenticator& auth() const { return auth_; }
   const Clock& clock() const { return clock_; }
@@ -131,7 +139,22 @@ class Daemon {
   class StorePort;
   struct Sink;
 
+  // The scheduling core built on one configuration: replaced whole by a reload.
+  struct Core {
+    std::shared_ptr<const Spec> spec;
+    TargetWorkload target;  // FGD's target: the configuration's declared jobs
+    std::unique_ptr<Scorer> scorer;
+    std::unique_ptr<OrderingPolicy> ordering;
+    std::unique_ptr<Engine> engine;
+    std::map<std::string, uint32_t> node_index;  // node name -> cell index
+  };
+
   Daemon(Spec spec, std::unique_ptr<SqliteStore> store, const Clock& clock, DaemonOptions options);
+  Result<std::unique_ptr<Core>> MakeCore(std::shared_ptr<const Spec> spec);
+  // Under mu_: makes `core` the one in force (the engine, the backend's and the store's view).
+  void Install(std::unique_ptr<Core> core);
+  // Under mu_: the operators' holds on nodes, applied to the engine in force.
+  void ApplyFlags();
   // Takes the snapshot's job rows (moved into the view).
   Status Restore(StoreSnapshot& snap);
   void Loop();
@@ -156,7 +179,6 @@ class Daemon {
   // Under mu_.
   nlohmann::ordered_json NodeJson(const Caller& caller, uint32_t node) const;
 
-  const Spec spec_;
   std::unique_ptr<SqliteStore> store_;
   const Clock& clock_;
   DaemonOptions options_;
@@ -164,14 +186,14 @@ class Daemon {
   Metrics metrics_;
   StartTimes start_times_;
 
-  TargetWorkload target_;  // FGD's target: the configuration's declared jobs
-  std::unique_ptr<Scorer> scorer_;
-  std::unique_ptr<OrderingPolicy> ordering_;
   SeededRng rng_;
   EmulatedBackend backend_;
   std::unique_ptr<StorePort> port_;
   std::unique_ptr<Sink> sink_;
-  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<Core> core_;        // under mu_; spec_ and engine_ are its parts
+  std::shared_ptr<const Spec> spec_;  // under mu_ or spec_mu_ (writers hold both)
+  Engine* engine_ = nullptr;
+  mutable std::mutex spec_mu_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -183,7 +205,6 @@ class Daemon {
   std::vector<int32_t> restart_base_;            // by id - 1: restarts before this process
   std::map<std::string, std::vector<int64_t>> by_name_;
   std::map<std::pair<std::string, std::string>, int64_t> by_idempotency_;  // (principal, key)
-  std::map<std::string, uint32_t> node_index_;          // node name -> cell index
   std::map<std::string, NodeFlags> flags_;              // operators' holds, by node name
   int64_t last_cost_ = 0;                               // the highest cost row id
   std::map<int64_t, std::vector<int64_t>> open_costs_;  // job id -> cost rows of its run

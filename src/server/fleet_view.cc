@@ -27,7 +27,7 @@ json Daemon::Clusters() const {
     int64_t nodes = 0, ready = 0, cordoned = 0, down = 0;
     std::map<uint16_t, std::pair<int64_t, int64_t>> devices;  // model -> (count, used milli)
   };
-  std::vector<Totals> totals(spec_.clusters.size());
+  std::vector<Totals> totals(spec_->clusters.size());
   for (uint32_t n = 0; n < cell.node_count(); ++n) {
     Totals& t = totals[cell.node(n).cluster];
     ++t.nodes;
@@ -42,16 +42,16 @@ json Daemon::Clusters() const {
     }
   }
   json out = json::array();
-  for (size_t c = 0; c < spec_.clusters.size(); ++c) {
-    const Cluster& cl = spec_.clusters[c];
+  for (size_t c = 0; c < spec_->clusters.size(); ++c) {
+    const Cluster& cl = spec_->clusters[c];
     json devices = json::array();
     for (const auto& [model, v] : totals[c].devices) {
-      devices.push_back({{"model", spec_.model(DeviceModelId(model)).name},
+      devices.push_back({{"model", spec_->model(DeviceModelId(model)).name},
                          {"count", v.first},
                          {"allocated", static_cast<double>(v.second) / kMilliPerUnit}});
     }
     out.push_back({{"name", cl.name},
-                   {"region", spec_.region(cl.region).name},
+                   {"region", spec_->region(cl.region).name},
                    {"tier", std::string(ClusterTierName(cl.tier))},
                    {"backend", std::string(BackendKindName(cl.backend))},
                    {"nodes", totals[c].nodes},
@@ -74,7 +74,7 @@ json Daemon::NodeJson(const Caller& caller, uint32_t n) const {
   }
   json dev = json::array();
   for (const auto& [model, v] : devices) {
-    dev.push_back({{"model", spec_.model(DeviceModelId(model)).name},
+    dev.push_back({{"model", spec_->model(DeviceModelId(model)).name},
                    {"count", v.first},
                    {"free", static_cast<double>(v.second) / kMilliPerUnit}});
   }
@@ -87,7 +87,7 @@ json Daemon::NodeJson(const Caller& caller, uint32_t n) const {
   }
   bool draining = flags_.count(cell.node_name(n)) && flags_.at(cell.node_name(n)).draining;
   return {{"name", cell.node_name(n)},
-          {"cluster", spec_.clusters[s.cluster].name},
+          {"cluster", spec_->clusters[s.cluster].name},
           {"state", NodeStateName(engine_->node_up(n), engine_->cordoned(n), draining)},
           {"cpu", static_cast<double>(s.cpu_total) / kMilliPerUnit},
           {"cpu_free", static_cast<double>(s.cpu_free) / kMilliPerUnit},
@@ -105,7 +105,7 @@ json Daemon::ListNodes(const Caller& caller, const std::string& cluster, int64_t
   *next = 0;
   for (uint32_t n = static_cast<uint32_t>(std::max<int64_t>(after, 0)); n < cell.node_count();
        ++n) {
-    if (!cluster.empty() && spec_.clusters[cell.node(n).cluster].name != cluster) continue;
+    if (!cluster.empty() && spec_->clusters[cell.node(n).cluster].name != cluster) continue;
     if (static_cast<int>(out.size()) == limit) {
       *next = n;
       break;
@@ -117,8 +117,8 @@ json Daemon::ListNodes(const Caller& caller, const std::string& cluster, int64_t
 
 Result<json> Daemon::GetNode(const Caller& caller, const std::string& name) const {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = node_index_.find(name);
-  if (it == node_index_.end()) return NotFound("no node \"" + name + "\"");
+  auto it = core_->node_index.find(name);
+  if (it == core_->node_index.end()) return NotFound("no node \"" + name + "\"");
   return NodeJson(caller, it->second);
 }
 
@@ -130,15 +130,15 @@ Result<json> Daemon::HoldNode(const Caller& caller, const std::string& name,
   std::shared_future<Status> durable;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = node_index_.find(name);
-    if (it == node_index_.end()) return NotFound("no node \"" + name + "\"");
+    auto it = core_->node_index.find(name);
+    if (it == core_->node_index.end()) return NotFound("no node \"" + name + "\"");
     NodeFlags f{name, action != "uncordon", action == "drain"};
     flags_[name] = f;
     durable = store_->PutNodeFlags(f);
   }
   if (Status s = durable.get(); !s.ok()) return s;
   std::lock_guard<std::mutex> lock(mu_);
-  uint32_t n = node_index_.at(name);
+  uint32_t n = core_->node_index.at(name);
   TimeMs now = clock_.Now();
   if (action == "cordon") {
     engine_->Cordon(n, now);

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
@@ -704,6 +705,85 @@ TEST(Serve, TlsFromConfigurationServesHttpsThatTheCliVerifies) {
   // A key without its certificate is refused before anything starts.
   EXPECT_EQ(RunTessera("serve --config " + kEnterprise + " --tls-key " + key, &out, true), 2)
       << out;
+}
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+TEST(Serve, AReloadPutsEditedPoliciesInForceAndRunningJobsGoOn) {
+  auto dir = FreshDir("reload");
+  std::filesystem::path conf = dir / "conf";
+  std::filesystem::copy(kEnterprise, conf, std::filesystem::copy_options::recursive);
+  DaemonProcess d(dir, conf.string());
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http admin(d.url(), d.admin_token());
+  std::string out;
+  ASSERT_EQ(RunTessera("submit -f " + (conf / "jobs.yaml").string(), &out, true, d.CliEnv()), 0);
+  json before;
+  for (int i = 0; i < 50; ++i) {
+    before = Body(admin.Get("/v1/jobs/llm-pretrain-70b"));
+    if (before["state"] == "running") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(before["state"], "running");
+  // Rename a rule: a dry run shows the change and applies nothing.
+  std::string policies = testing::ReadText(conf / "policies.yaml");
+  size_t at = policies.find("name: research-stays-onshore");
+  ASSERT_NE(at, std::string::npos);
+  policies.replace(at, 28, "name: research-stays-in-cn");
+  std::ofstream(conf / "policies.yaml") << policies;
+  ASSERT_EQ(RunTessera("policies validate -o json", &out, false, d.CliEnv()), 0) << out;
+  json dry = json::parse(out, nullptr, false);
+  EXPECT_EQ(dry["ok"], true) << out;
+  EXPECT_EQ(dry["applied"], false) << out;
+  EXPECT_EQ(dry["changes"]["policies"]["added"], json::array({"research-stays-in-cn"})) << out;
+  // A broken file: validate says where; reload is refused and changes nothing.
+  std::ofstream(conf / "tenants.yaml", std::ios::app) << "  broken: [\n";
+  EXPECT_EQ(RunTessera("policies validate", &out, true, d.CliEnv()), 2) << out;
+  EXPECT_NE(out.find("tenants.yaml:"), std::string::npos) << out;
+  auto refused = admin.Post("/v1/policies/reload", "");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 400) << refused->body;
+  EXPECT_NE(Body(refused)["message"].get<std::string>().find("tenants.yaml"), std::string::npos);
+  EXPECT_EQ(Body(admin.Get("/v1/jobs/llm-pretrain-70b"))["restarts"], 0);
+  // Members may do neither.
+  ASSERT_EQ(
+      admin.Post("/v1/principals", R"({"name": "m", "role": "member", "tenant": "consumer"})")
+          ->status,
+      201);
+  std::string m = Body(admin.Post("/v1/principals/m/tokens", "{}"))["token"];
+  EXPECT_EQ(Http(d.url(), m).Post("/v1/policies/validate", "")->status, 403);
+  // Fixed, the reload applies; every running job goes on where it was.
+  std::string tenants = testing::ReadText(conf / "tenants.yaml");
+  tenants.erase(tenants.rfind("  broken: ["));
+  std::ofstream(conf / "tenants.yaml") << tenants;
+  ASSERT_EQ(RunTessera("policies reload -o json", &out, false, d.CliEnv()), 0) << out;
+  json applied = json::parse(out, nullptr, false);
+  EXPECT_EQ(applied["applied"], true) << out;
+  EXPECT_EQ(applied["jobs"]["resumed"], 10) << out;
+  EXPECT_EQ(applied["jobs"]["requeued"], 0) << out;
+  json after = Body(admin.Get("/v1/jobs/llm-pretrain-70b"));
+  EXPECT_EQ(after["state"], "running");
+  EXPECT_EQ(after["placement"], before["placement"]);
+  EXPECT_EQ(after["restarts"], 0);
+  EXPECT_EQ(after["first_start_ms"], before["first_start_ms"]);
+  // New work is placed under the configuration in force.
+  EXPECT_EQ(admin.Post("/v1/jobs", JobBody("after-reload", "consumer/ads/ctr"))->status, 201);
+  json next;
+  for (int i = 0; i < 50; ++i) {
+    next = Body(admin.Get("/v1/jobs/after-reload"));
+    if (next["state"] == "running") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(next["state"], "running") << next.dump();
+  // And the reload holds across a restart (the store, not the old configuration).
+  d.Kill9();
+  ASSERT_TRUE(d.Start()) << d.log();
+  EXPECT_EQ(Body(Http(d.url(), d.admin_token()).Get("/v1/jobs/llm-pretrain-70b"))["placement"],
+            before["placement"]);
 }
 
 }  // namespace

@@ -1,0 +1,138 @@
+// Reloading the configuration while the daemon runs (POST /v1/policies/validate and /reload):
+// the files are read again and checked; a valid configuration replaces the one in force, the
+// engine is rebuilt on it, waiting jobs are queued again in submission order and running jobs
+// go on where they are.
+#include <set>
+
+#include "config/job_json.h"
+#include "config/loader.h"
+#include "server/daemon.h"
+
+namespace tessera {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+template <typename T, typename Key>
+json Diff(const std::vector<T>& before, const std::vector<T>& after, Key key) {
+  std::set<std::string> a, b;
+  for (const T& x : before)
+    a.insert(key(x));
+  for (const T& x : after)
+    b.insert(key(x));
+  json added = json::array(), removed = json::array();
+  for (const std::string& n : b)
+    if (!a.count(n)) added.push_back(n);
+  for (const std::string& n : a)
+    if (!b.count(n)) removed.push_back(n);
+  return {{"added", added}, {"removed", removed}};
+}
+
+}  // namespace
+
+Result<json> Daemon::Reload(const Caller& caller, bool apply) {
+  if (!caller.MayAdministerFleet()) {
+    return PermissionDenied("only admins and operators validate or reload the configuration");
+  }
+  LoadResult loaded = LoadSpecFiles(options_.config_paths);
+  json out = {{"ok", loaded.spec.has_value()}, {"applied", false}};
+  if (!loaded.spec) {
+    json errors = json::array();
+    for (const Diagnostic& d : loaded.diagnostics.Sorted()) {
+      errors.push_back({{"file", d.pos.file},
+                        {"line", d.pos.line},
+                        {"column", d.pos.column},
+                        {"field", d.path},
+                        {"message", d.message}});
+    }
+    out["errors"] = errors;
+    return out;
+  }
+  std::shared_ptr<const Spec> before = spec();
+  const Spec& next = *loaded.spec;
+  auto name = [](const auto& x) { return x.name; };
+  out["changes"] = {
+      {"policies", Diff(before->policies, next.policies, name)},
+      {"priorityClasses", Diff(before->priority_classes, next.priority_classes, name)},
+      {"tenants", Diff(before->tenants, next.tenants, [](const Tenant& t) { return t.path; })},
+      {"clusters", Diff(before->clusters, next.clusters, name)},
+      {"nodes", Diff(before->nodes, next.nodes, name)}};
+  if (!apply) return out;
+
+  auto spec = std::make_shared<const Spec>(std::move(*loaded.spec));
+  std::lock_guard<std::mutex> lock(mu_);
+  auto core = MakeCore(spec);
+  if (!core.ok()) return core.status();
+  std::unique_ptr<Core> old = std::move(core_);
+  const Engine& was = *old->engine;
+  const Spec& was_spec = *old->spec;
+  Install(std::move(*core));
+  ApplyFlags();
+  const ResolvedJobReader reader(*spec);
+  const TimeMs now = clock_.Now();
+  by_engine_.clear();
+  int64_t resumed = 0, requeued = 0, queued = 0, failed = 0;
+  for (StoredJob& row : jobs_) {
+    std::optional<JobId>& eid = engine_id_[row.id - 1];
+    if (!eid) continue;
+    const JobRecord& rec = was.job(*eid);
+    eid.reset();
+    if (IsTerminal(rec.state)) continue;
+    restart_base_[row.id - 1] += rec.restarts;  // the new engine counts from 0
+    Result<Job> job = reader.Read(ResolvedJobJson(was_spec, rec.job).dump());
+    if (!job.ok()) {
+      row.state = "failed";
+      row.reason = "invalid";
+      row.detail = "no longer valid after the reload: " + job.status().message();
+      row.finished = now;
+      CloseCosts(row.id, now);
+      store_->UpdateJob(row);
+      ++failed;
+      continue;
+    }
+    JobId id = engine_->Submit(std::move(*job), now);
+    eid = id;
+    if (by_engine_.size() <= id.value()) by_engine_.resize(id.value() + 1, 0);
+    by_engine_[id.value()] = row.id;
+    if (!rec.running()) {
+      ++queued;
+      continue;
+    }
+    // The run goes on where it is, with the progress it has made until now.
+    Status adopted = Status::Ok();
+    std::vector<Placement> placements;
+    for (const Placement& p : rec.placements) {
+      auto node = core_->node_index.find(was.cell().node_name(p.node));
+      if (node == core_->node_index.end()) {
+        adopted = NotFound("node " + was.cell().node_name(p.node) + " left the fleet");
+        break;
+      }
+      Placement q = p;
+      q.node = node->second;
+      placements.push_back(q);
+    }
+    if (adopted.ok()) {
+      Millis kept = rec.kept_ms + std::max<Millis>(0, now - rec.last_start);
+      adopted = engine_->Adopt(id, std::move(placements), rec.first_start.value_or(now), kept);
+    }
+    if (adopted.ok()) {
+      ++resumed;
+    } else {
+      ++restart_base_[row.id - 1];
+      CloseCosts(row.id, now);
+      json note = {{"note", "the run could not go on where it was: " + adopted.message()}};
+      store_->AppendDecision({0, now, "requeue", row.id, "reload", note.dump()});
+      ++requeued;
+    }
+  }
+  old.reset();  // the old engine, then the configuration it was built on
+  RunEngine();
+  Poke();
+  out["applied"] = true;
+  out["jobs"] = {
+      {"resumed", resumed}, {"requeued", requeued}, {"queued", queued}, {"failed", failed}};
+  return out;
+}
+
+}  // namespace tessera
