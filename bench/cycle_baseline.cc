@@ -1,0 +1,84 @@
+// The scheduling cycle without the API: the daemon's engine (the enterprise example, the
+// default scorer, FIFO with backfill) fed the job stream of bench/serve — RATE one-CPU batch
+// jobs of 1 s per second, arriving between cycles as they do in the daemon — by a manual
+// clock, on one thread. Prints the mean wall time of a cycle, to compare with
+// tessera_scheduling_cycle_seconds under bench/serve's load (the API's share of the cycle).
+//
+//   cycle_baseline [RATE=2800] [CYCLES_PER_SECOND=450] [SECONDS=30]
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "config/loader.h"
+#include "engine/engine.h"
+#include "sched/fragmentation.h"
+
+namespace {
+
+struct Finishes final : tessera::Backend, tessera::EventSink {
+  tessera::Engine* engine = nullptr;
+  void Post(const tessera::Event& e) override { engine->Post(e); }
+  void Launch(const tessera::JobRecord& j, tessera::TimeMs now) override {
+    tessera::Event e;
+    e.kind = tessera::EventKind::kFinish;
+    e.job = j.id;
+    e.generation = j.generation;
+    e.time = std::max(now, j.last_start) + *j.job.runtime;
+    Post(e);
+  }
+  void Stop(const tessera::JobRecord&, tessera::TimeMs) override {}
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tessera;
+  double rate = argc > 1 ? std::stod(argv[1]) : 2800;
+  double cycles_per_s = argc > 2 ? std::stod(argv[2]) : 450;
+  double seconds = argc > 3 ? std::stod(argv[3]) : 30;
+  LoadResult loaded = LoadSpecFiles({TESSERA_EXAMPLES "/enterprise"});
+  if (!loaded.spec) {
+    std::fprintf(stderr, "%s", loaded.diagnostics.ToString().c_str());
+    return 1;
+  }
+  const Spec& spec = *loaded.spec;
+  ScorerRegistry scorers;
+  RegisterBuiltinScorers(scorers);
+  OrderingRegistry orderings;
+  RegisterBuiltinOrderings(orderings);
+  TargetWorkload target = TargetFromRequests(spec, {});
+  auto scorer = scorers.Create(kDefaultScorer, ScorerContext{&target});
+  auto ordering = orderings.Create("fifo");
+  auto cell = CellState::FromSpec(spec);
+  ManualClock clock(0);
+  SeededRng rng(1);
+  MemoryStore store;
+  Finishes backend;
+  Engine engine(spec, std::move(*cell), **scorer, **ordering, store, backend, clock, rng);
+  backend.engine = &engine;
+  JobLoad job =
+      LoadJobText(spec, {"job", R"({"name":"j","class":"batch","tenant":"consumer/ads/ctr",
+      "runtime":"1s","taskGroups":[{"name":"w","count":1,"cpu":1,"memory":"1Gi"}]})"});
+  if (!job.job) return 1;
+  const TimeMs step = static_cast<TimeMs>(1000.0 / cycles_per_s);
+  double due = 0, wall = 0;
+  int64_t cycles = 0;
+  for (TimeMs t = 0; t < static_cast<TimeMs>(seconds * 1000); t += step) {
+    clock.Set(t);
+    for (due += rate * static_cast<double>(step) / 1000.0; due >= 1; due -= 1)
+      engine.Submit(*job.job, t);
+    uint64_t before = engine.counters().cycles;
+    auto t0 = std::chrono::steady_clock::now();
+    engine.RunDue();
+    double w =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (engine.counters().cycles != before) {
+      wall += w;
+      ++cycles;
+    }
+  }
+  std::printf("{\"rate\":%.0f,\"cycles\":%lld,\"mean_cycle_ms\":%.3f,\"running\":%zu}\n", rate,
+              static_cast<long long>(cycles), cycles ? wall / static_cast<double>(cycles) : 0.0,
+              engine.running_count());
+  return 0;
+}
