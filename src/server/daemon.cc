@@ -224,7 +224,7 @@ Status Daemon::Restore(StoreSnapshot& snap) {
       row.reason = "invalid";
       row.detail = "no longer valid under the configuration: " + why;
       row.finished = now;
-      store_->UpdateJob(row);
+      store_->UpdateJob(JobUpdate::Of(row));
       continue;
     }
     bool was_running = row.state == "running" || row.state == "placed";
@@ -299,7 +299,7 @@ void Daemon::OnJob(const JobRecord& rec) {
   row.run_start = rec.running() ? std::optional<TimeMs>(rec.last_start) : std::nullopt;
   row.kept_ms = rec.kept_ms;
   if (!rec.running()) CloseCosts(row.id, rec.finished.value_or(clock_.Now()));
-  store_->UpdateJob(row);
+  store_->UpdateJob(JobUpdate::Of(row));
 }
 
 void Daemon::OnDecision(const Decision& d) {
@@ -446,7 +446,7 @@ Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& bo
       failed.reason = "invalid";
       failed.detail = "no longer valid after a reload: " + again.status().message();
       failed.finished = clock_.Now();
-      store_->UpdateJob(failed);
+      store_->UpdateJob(JobUpdate::Of(failed));
       return SubmitOutcome{failed, false};
     }
     parsed.job = std::move(*again);

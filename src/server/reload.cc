@@ -87,7 +87,7 @@ Result<json> Daemon::Reload(const Caller& caller, bool apply) {
       row.detail = "no longer valid after the reload: " + job.status().message();
       row.finished = now;
       CloseCosts(row.id, now);
-      store_->UpdateJob(row);
+      store_->UpdateJob(JobUpdate::Of(row));
       ++failed;
       continue;
     }

@@ -32,6 +32,23 @@ struct StoredJob {
   Millis kept_ms = 0;               // progress kept from earlier runs (checkpoints)
 };
 
+// What changes of a job as it moves through its states: every column but the submission's
+// own (UpdateJob writes these, so that the engine's thread copies no submission text).
+struct JobUpdate {
+  int64_t id = 0;
+  std::string state, reason, detail;
+  std::optional<TimeMs> first_start, finished;
+  int32_t restarts = 0;
+  std::string placement;
+  std::optional<TimeMs> run_start;
+  Millis kept_ms = 0;
+
+  static JobUpdate Of(const StoredJob& j) {
+    return {j.id,       j.state,    j.reason,    j.detail,    j.first_start,
+            j.finished, j.restarts, j.placement, j.run_start, j.kept_ms};
+  }
+};
+
 // One line of the decision log.
 struct StoredDecision {
   int64_t seq = 0;

@@ -143,7 +143,7 @@ std::shared_future<Status> SqliteStore::InsertJob(StoredJob j) {
   });
 }
 
-void SqliteStore::UpdateJob(StoredJob j) {
+void SqliteStore::UpdateJob(JobUpdate j) {
   Enqueue([j = std::move(j)](Statements& st) {
     st.update_job.Bind(1, j.id).Bind(2, j.state).Bind(3, j.reason).Bind(4, j.detail);
     st.update_job.Bind(5, j.first_start).Bind(6, j.finished).Bind(7, j.restarts);

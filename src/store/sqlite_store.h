@@ -43,7 +43,7 @@ class SqliteStore {
   // Queued writes. The futures resolve when the batch holding the write is committed (or
   // failed: then nothing of that batch was written).
   std::shared_future<Status> InsertJob(StoredJob job);
-  void UpdateJob(StoredJob job);  // every column but the submission's own
+  void UpdateJob(JobUpdate update);
   void AppendDecision(StoredDecision d);
   void AppendAudit(AuditEntry a);
   std::shared_future<Status> PutPrincipal(Principal p);

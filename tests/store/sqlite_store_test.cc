@@ -67,7 +67,7 @@ TEST(SqliteStore, WhatIsWrittenIsWhatLoads) {
     j.first_start = 2000;
     j.restarts = 2;
     j.placement = "[]";
-    (*store)->UpdateJob(j);
+    (*store)->UpdateJob(JobUpdate::Of(j));
     (*store)->PutPrincipal({"p", "member", "t", 5});
     (*store)->PutToken({"h", "p", 9000, 5});
     (*store)->PutNodeFlags({"n1", true, false});
