@@ -321,6 +321,32 @@ TEST(Serve, AMemberSeesAndChangesOnlyItsOwnTenantSubtree) {
   EXPECT_EQ(Body(op.Get("/v1/jobs"))["items"].size(), 2u);
   EXPECT_EQ(op.Get("/v1/audit")->status, 200);
   EXPECT_EQ(op.Post("/v1/jobs", JobBody("o", "consumer/ads/ctr"))->status, 403);
+  // The node the vision job runs on lists it for its owner, not for another project.
+  json vjob;
+  for (int i = 0; i < 50; ++i) {
+    vjob = Body(admin.Get("/v1/jobs/" + id));
+    if (vjob["state"] == "running") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(vjob["state"], "running") << vjob.dump();
+  std::string node = vjob["placement"][0]["node"];
+  auto on_node = [&](Http& who) {
+    std::set<std::string> names;
+    json n = Body(who.Get("/v1/nodes/" + node));
+    for (const json& j : n["jobs"])
+      names.insert(j["name"].get<std::string>());
+    return names;
+  };
+  EXPECT_TRUE(on_node(vision).count("vision-job"));
+  EXPECT_FALSE(on_node(ads).count("vision-job"));
+  // Spending and quotas: each sees its own subtree only.
+  json tenants = Body(ads.Get("/v1/tenants"));
+  ASSERT_FALSE(tenants["items"].empty());
+  for (const json& t : tenants["items"])
+    EXPECT_EQ(t["tenant"].get<std::string>().rfind("consumer/ads", 0), 0u) << t.dump();
+  json costs = Body(ads.Get("/v1/costs?by=project"));
+  for (const json& c : costs["items"])
+    EXPECT_EQ(c["project"].get<std::string>().rfind("consumer/ads", 0), 0u) << c.dump();
   // The owner cancels its own.
   EXPECT_EQ(vision.Post("/v1/jobs/" + id + "/cancel", "")->status, 202);
   EXPECT_EQ(JobCount(admin), 2u);
