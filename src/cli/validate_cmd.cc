@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/load.h"
 #include "config/loader.h"
+#include "config/yaml_json.h"
 
 namespace tessera::cli {
 namespace {
@@ -28,15 +29,7 @@ int RunValidateJson(const std::vector<std::string>& files, std::ostream& out) {
   if (r.spec) {
     doc["counts"] = Counts(*r.spec);
   } else {
-    json errors = json::array();
-    for (const Diagnostic& d : r.diagnostics.Sorted()) {
-      errors.push_back({{"file", d.pos.file},
-                        {"line", d.pos.line},
-                        {"column", d.pos.column},
-                        {"field", d.path},
-                        {"message", d.message}});
-    }
-    doc["errors"] = errors;
+    doc["errors"] = DiagnosticsJson(r.diagnostics);
     doc["notes"] = r.diagnostics.notes();
   }
   out << doc.dump(2) << "\n";

@@ -31,4 +31,16 @@ nlohmann::ordered_json YamlToJson(const YAML::Node& n) {
   }
 }
 
+nlohmann::ordered_json DiagnosticsJson(const Diagnostics& diagnostics) {
+  nlohmann::ordered_json errors = nlohmann::ordered_json::array();
+  for (const Diagnostic& d : diagnostics.Sorted()) {
+    errors.push_back({{"file", d.pos.file},
+                      {"line", d.pos.line},
+                      {"column", d.pos.column},
+                      {"field", d.path},
+                      {"message", d.message}});
+  }
+  return errors;
+}
+
 }  // namespace tessera

@@ -326,6 +326,20 @@ void Engine::Uncordon(uint32_t node, TimeMs at) {
   PostAt(EventKind::kUncordon, at, {}, node);
 }
 
+size_t Engine::RequeueAllOn(uint32_t node, TimeMs now, PendingReason why,
+                            const std::string& prefix) {
+  std::vector<uint32_t> victims;
+  for (const TaskRef& t : cell_.tasks_on(node))
+    victims.push_back(t.job.value());
+  std::sort(victims.begin(), victims.end());
+  victims.erase(std::unique(victims.begin(), victims.end()), victims.end());
+  for (uint32_t v : victims) {
+    Requeue(jobs_[v], now, why, DecisionKind::kRequeue, prefix + cell_.node_name(node));
+    ++counters_.requeues;
+  }
+  return victims.size();
+}
+
 void Engine::Withhold(uint32_t node, bool withhold) {
   int sign = withhold ? -1 : +1;
   for (const DeviceSlot& d : cell_.devices(node))
@@ -427,16 +441,7 @@ void Engine::Handle(const Event& e) {
     }
     case EventKind::kNodeLost: {
       if (e.node >= node_up_.size() || !node_up_[e.node]) return;
-      std::vector<uint32_t> victims;
-      for (const TaskRef& t : cell_.tasks_on(e.node))
-        victims.push_back(t.job.value());
-      std::sort(victims.begin(), victims.end());
-      victims.erase(std::unique(victims.begin(), victims.end()), victims.end());
-      for (uint32_t v : victims) {
-        Requeue(jobs_[v], now, PendingReason::kNodeLost, DecisionKind::kRequeue,
-                "node-lost:" + cell_.node_name(e.node));
-        ++counters_.requeues;
-      }
+      RequeueAllOn(e.node, now, PendingReason::kNodeLost, "node-lost:");
       if (!cordoned_[e.node]) Withhold(e.node, true);
       healthy_milli_ -= kMilliPerUnit * static_cast<Milli>(cell_.devices(e.node).size());
       node_up_[e.node] = false;
@@ -462,18 +467,9 @@ void Engine::Handle(const Event& e) {
         cordoned_[e.node] = true;
         dirty_ = true;
       }
-      if (e.kind == EventKind::kDrain) {
-        std::vector<uint32_t> victims;
-        for (const TaskRef& t : cell_.tasks_on(e.node))
-          victims.push_back(t.job.value());
-        std::sort(victims.begin(), victims.end());
-        victims.erase(std::unique(victims.begin(), victims.end()), victims.end());
-        for (uint32_t v : victims) {
-          Requeue(jobs_[v], now, PendingReason::kPreempted, DecisionKind::kRequeue,
-                  "drained:" + cell_.node_name(e.node));
-          ++counters_.requeues;
-        }
-        dirty_ = dirty_ || !victims.empty();
+      if (e.kind == EventKind::kDrain &&
+          RequeueAllOn(e.node, now, PendingReason::kPreempted, "drained:") > 0) {
+        dirty_ = true;
       }
       return;
     }

@@ -312,6 +312,9 @@ class Engine final : public EventSink {
   bool Usable(uint32_t node) const { return node_up_[node] && !cordoned_[node]; }
   // The node stops (or starts again) counting as free capacity for new work.
   void Withhold(uint32_t node, bool withhold);
+  // Requeues every job with a task on `node` (whole: a gang's other tasks too), each logged as
+  // a requeue with reason `prefix` + the node's name. Returns how many.
+  size_t RequeueAllOn(uint32_t node, TimeMs now, PendingReason why, const std::string& prefix);
   // Jobs judged infeasible get another chance (capacity came back).
   void Reconsider();
   std::vector<Milli> free_by_model_;  // free milli on schedulable nodes

@@ -6,6 +6,7 @@
 
 #include "config/job_json.h"
 #include "config/loader.h"
+#include "config/yaml_json.h"
 #include "server/daemon.h"
 
 namespace tessera {
@@ -38,15 +39,7 @@ Result<json> Daemon::Reload(const Caller& caller, bool apply) {
   LoadResult loaded = LoadSpecFiles(options_.config_paths);
   json out = {{"ok", loaded.spec.has_value()}, {"applied", false}};
   if (!loaded.spec) {
-    json errors = json::array();
-    for (const Diagnostic& d : loaded.diagnostics.Sorted()) {
-      errors.push_back({{"file", d.pos.file},
-                        {"line", d.pos.line},
-                        {"column", d.pos.column},
-                        {"field", d.path},
-                        {"message", d.message}});
-    }
-    out["errors"] = errors;
+    out["errors"] = DiagnosticsJson(loaded.diagnostics);
     return out;
   }
   std::shared_ptr<const Spec> before = spec();
