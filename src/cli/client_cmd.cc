@@ -696,6 +696,23 @@ void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& co
   {
     auto* cmd = app.add_subcommand("token", "Issue tokens (admins)");
     cmd->require_subcommand(1);
+    auto* revoke = cmd->add_subcommand("revoke", "Revoke every token of a principal");
+    auto rc = std::make_shared<Common>();
+    auto rwho = std::make_shared<std::string>();
+    AddCommon(revoke, *rc);
+    revoke->add_option("PRINCIPAL", *rwho, "Whose tokens")->required();
+    revoke->callback([=] {
+      auto cfg = Config(*rc, *ctx);
+      if (!cfg) return;
+      HttpReply r = Call(*cfg, "DELETE", "/v1/principals/" + Encode(*rwho) + "/tokens");
+      if (r.status != 200) {
+        ctx->code = ReportFailure(r, ctx->err);
+        return;
+      }
+      Print(r.body, rc->output, ctx->out, [&] {
+        ctx->out << "revoked " << Str(r.body, "revoked") << " token(s) of " << *rwho << "\n";
+      });
+    });
     auto* create = cmd->add_subcommand("create", "A new token for a principal, shown once");
     auto c = std::make_shared<Common>();
     auto who = std::make_shared<std::string>();

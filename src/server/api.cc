@@ -401,6 +401,27 @@ class Api {
         return "principal " + p.name + " (" + p.role + ")";
       });
     });
+    s.Get("/v1/principals", [this](const httplib::Request& req, httplib::Response& res) {
+      auto caller = Authenticate(req, res);
+      if (!caller) return;
+      if (caller->role != Role::kAdmin) return SendError(res, 403, "only admins list principals");
+      json items = json::array();
+      for (const Principal& p : d_.auth().Principals())
+        items.push_back({{"name", p.name}, {"role", p.role}, {"tenant", p.tenant}});
+      SendJson(res, 200, {{"items", items}});
+    });
+    s.Delete(R"(/v1/principals/([^/]+)/tokens)", [this](const httplib::Request& req,
+                                                        httplib::Response& res) {
+      Mutating(req, res, [&](const Caller& c) -> std::string {
+        auto n = d_.RevokeTokens(c, req.matches[1]);
+        if (!n.ok()) {
+          SendStatus(res, n.status());
+          return n.status().message();
+        }
+        SendJson(res, 200, {{"principal", std::string(req.matches[1])}, {"revoked", *n}});
+        return "revoked " + std::to_string(*n) + " token(s) of " + std::string(req.matches[1]);
+      });
+    });
     s.Post(R"(/v1/principals/([^/]+)/tokens)",
            [this](const httplib::Request& req, httplib::Response& res) {
              Mutating(req, res, [&](const Caller& c) -> std::string {

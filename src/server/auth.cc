@@ -115,6 +115,19 @@ std::optional<Principal> Authenticator::Find(const std::string& name) const {
   return it->second;
 }
 
+std::vector<Principal> Authenticator::Principals() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Principal> out;
+  for (const auto& [name, p] : principals_)
+    out.push_back(p);
+  return out;
+}
+
+size_t Authenticator::RevokeTokens(const std::string& principal) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::erase_if(tokens_, [&](const auto& kv) { return kv.second.principal == principal; });
+}
+
 Result<Caller> Authenticator::Authenticate(std::string_view authorization, TimeMs now) const {
   constexpr std::string_view kBearer = "Bearer ";
   if (authorization.empty()) {

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/status.h"
@@ -54,6 +55,9 @@ class Authenticator {
   void AddToken(const StoredToken& t);
   bool HasPrincipals() const;
   std::optional<Principal> Find(const std::string& name) const;
+  std::vector<Principal> Principals() const;
+  // Forgets every token of `principal`; returns how many.
+  size_t RevokeTokens(const std::string& principal);
   // The caller of a request's `Authorization: Bearer T` header at `now`; errors say why
   // (missing, malformed, unknown, expired) without telling which tokens exist.
   Result<Caller> Authenticate(std::string_view authorization, TimeMs now) const;

@@ -601,6 +601,13 @@ Status Daemon::PutPrincipal(const Caller& caller, Principal p) {
   return Status::Ok();
 }
 
+Result<size_t> Daemon::RevokeTokens(const Caller& caller, const std::string& principal) {
+  if (caller.role != Role::kAdmin) return PermissionDenied("only admins revoke tokens");
+  if (!auth_.Find(principal)) return NotFound("no principal \"" + principal + "\"");
+  if (Status s = store_->DeleteTokens(principal).get(); !s.ok()) return s;
+  return auth_.RevokeTokens(principal);
+}
+
 Result<std::string> Daemon::IssueToken(const Caller& caller, const std::string& principal,
                                        std::optional<TimeMs> expires) {
   if (caller.role != Role::kAdmin) return PermissionDenied("only admins issue tokens");

@@ -105,6 +105,8 @@ class Daemon {
 
   // Creates (or replaces) a principal; admins only.
   Status PutPrincipal(const Caller& caller, Principal p);
+  // Revokes every token of `principal` (durable first); admins only. Returns how many.
+  Result<size_t> RevokeTokens(const Caller& caller, const std::string& principal);
   // A new token for `principal`, valid until `expires` (nullopt = no expiry); admins only.
   Result<std::string> IssueToken(const Caller& caller, const std::string& principal,
                                  std::optional<TimeMs> expires);

@@ -7,7 +7,7 @@ namespace tessera {
 struct SqliteStore::Statements {
   Sqlite* db = nullptr;
   SqliteStatement insert_job, update_job, decision, audit, principal, token, node_flags;
-  SqliteStatement insert_cost, end_cost, end_open_costs, alive;
+  SqliteStatement insert_cost, end_cost, end_open_costs, alive, delete_tokens;
 };
 
 namespace {
@@ -62,6 +62,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
             "INSERT INTO costs(id, job_id, tenant, cluster, model, start_ms, per_hour) "
             "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
            {&st->end_cost, "UPDATE costs SET end_ms = ?2 WHERE id = ?1"},
+           {&st->delete_tokens, "DELETE FROM tokens WHERE principal = ?1"},
            {&st->alive,
             "INSERT INTO meta(key, value) VALUES('alive_ms', ?1) ON CONFLICT(key) DO UPDATE SET "
             "value = excluded.value"},
@@ -180,6 +181,10 @@ std::shared_future<Status> SqliteStore::PutToken(StoredToken t) {
     st.token.Bind(1, t.hash).Bind(2, t.principal).Bind(3, t.expires).Bind(4, t.created);
     return st.token.Run();
   });
+}
+
+std::shared_future<Status> SqliteStore::DeleteTokens(const std::string& principal) {
+  return Enqueue([principal](Statements& st) { return st.delete_tokens.Bind(1, principal).Run(); });
 }
 
 std::shared_future<Status> SqliteStore::PutNodeFlags(NodeFlags f) {

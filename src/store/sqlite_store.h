@@ -48,6 +48,7 @@ class SqliteStore {
   void AppendAudit(AuditEntry a);
   std::shared_future<Status> PutPrincipal(Principal p);
   std::shared_future<Status> PutToken(StoredToken t);
+  std::shared_future<Status> DeleteTokens(const std::string& principal);
   std::shared_future<Status> PutNodeFlags(NodeFlags f);
   void InsertCost(CostRow c);
   void EndCost(int64_t id, TimeMs end);

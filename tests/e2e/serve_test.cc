@@ -350,6 +350,18 @@ TEST(Serve, AMemberSeesAndChangesOnlyItsOwnTenantSubtree) {
   // The owner cancels its own.
   EXPECT_EQ(vision.Post("/v1/jobs/" + id + "/cancel", "")->status, 202);
   EXPECT_EQ(JobCount(admin), 2u);
+  // Revoked, vera's token opens nothing, also after a restart; members may not revoke.
+  EXPECT_EQ(ads.client.Delete("/v1/principals/vera/tokens", ads.Headers())->status, 403);
+  std::string out;
+  ASSERT_EQ(RunTessera("token revoke vera", &out, true, d.CliEnv()), 0) << out;
+  EXPECT_NE(out.find("revoked 1 token(s) of vera"), std::string::npos) << out;
+  EXPECT_EQ(vision.Get("/v1/jobs")->status, 401);
+  d.Kill9();
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http vision_again(d.url(), vision.token);
+  EXPECT_EQ(vision_again.Get("/v1/jobs")->status, 401);
+  json principals = Body(Http(d.url(), d.admin_token()).Get("/v1/principals"));
+  EXPECT_EQ(principals["items"].size(), 5u) << principals.dump();
 }
 
 // kill -9 at random moments during a storm of submissions: every acknowledged submission is
@@ -662,7 +674,9 @@ TEST(Serve, TheOpenApiDocumentMatchesTheRoutesAndTheDocs) {
       if (at != std::string::npos) concrete.replace(at, from.size(), to);
     }
     for (const auto& [method, op] : methods.items()) {
-      auto answer = method == "get" ? admin.Get(concrete) : admin.Post(concrete, "{}");
+      auto answer = method == "get"      ? admin.Get(concrete)
+                    : method == "delete" ? admin.client.Delete(concrete, admin.Headers())
+                                         : admin.Post(concrete, "{}");
       ASSERT_TRUE(answer) << method << " " << concrete;
       json body = json::parse(answer->body, nullptr, false);
       bool no_route =
