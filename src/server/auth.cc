@@ -103,11 +103,6 @@ void Authenticator::AddToken(const StoredToken& t) {
   tokens_[t.hash] = t;
 }
 
-bool Authenticator::HasPrincipals() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return !principals_.empty();
-}
-
 std::optional<Principal> Authenticator::Find(const std::string& name) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = principals_.find(name);

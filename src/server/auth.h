@@ -53,7 +53,6 @@ class Authenticator {
  public:
   void Add(const Principal& p);
   void AddToken(const StoredToken& t);
-  bool HasPrincipals() const;
   std::optional<Principal> Find(const std::string& name) const;
   std::vector<Principal> Principals() const;
   // Forgets every token of `principal`; returns how many.

@@ -17,11 +17,9 @@ class EmulatedBackend final : public Backend {
   void Launch(const JobRecord& job, TimeMs now) override;
   // A stopped run's timer is left to fire: the engine ignores events of an older generation.
   void Stop(const JobRecord&, TimeMs) override {}
-  uint64_t launches() const { return launches_; }
 
  private:
   EventSink* sink_ = nullptr;
-  uint64_t launches_ = 0;
 };
 
 }  // namespace tessera

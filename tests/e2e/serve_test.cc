@@ -69,6 +69,18 @@ json Body(const httplib::Result& r) {
   return r ? json::parse(r->body, nullptr, false) : json();
 }
 
+// The job `ref` as `h` sees it once in `state`, or as it last was after `tries` looks 100 ms
+// apart.
+json WaitForState(Http& h, const std::string& ref, const std::string& state, int tries = 100) {
+  json job;
+  for (int i = 0; i < tries; ++i) {
+    job = Body(h.Get("/v1/jobs/" + ref));
+    if (job.is_object() && job["state"] == state) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return job;
+}
+
 size_t JobCount(Http& admin) {
   auto r = admin.Get("/v1/jobs?limit=1000");
   return r && r->status == 200 ? Body(r)["items"].size() : 0;
@@ -131,11 +143,7 @@ TEST(Serve, AFinishedJobIsRecordedAndACancelledOneStops) {
   r = admin.Post("/v1/jobs", JobBody("long", "consumer/ads/ctr", "10h"));
   ASSERT_TRUE(r && r->status == 201);
   json quick;
-  for (int i = 0; i < 100; ++i) {
-    quick = Body(admin.Get("/v1/jobs/quick"));
-    if (quick["state"] == "succeeded") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  quick = WaitForState(admin, "quick", "succeeded");
   EXPECT_EQ(quick["state"], "succeeded") << quick.dump();
   EXPECT_TRUE(quick["finished_ms"].is_number()) << quick.dump();
   r = admin.Post("/v1/jobs/long/cancel", "");
@@ -323,11 +331,7 @@ TEST(Serve, AMemberSeesAndChangesOnlyItsOwnTenantSubtree) {
   EXPECT_EQ(op.Post("/v1/jobs", JobBody("o", "consumer/ads/ctr"))->status, 403);
   // The node the vision job runs on lists it for its owner, not for another project.
   json vjob;
-  for (int i = 0; i < 50; ++i) {
-    vjob = Body(admin.Get("/v1/jobs/" + id));
-    if (vjob["state"] == "running") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  vjob = WaitForState(admin, id, "running");
   ASSERT_EQ(vjob["state"], "running") << vjob.dump();
   std::string node = vjob["placement"][0]["node"];
   auto on_node = [&](Http& who) {
@@ -504,11 +508,7 @@ TEST(Serve, OperatorsCordonAndDrainNodesAndTheHoldSurvivesARestart) {
       << out;
   // speech-lora runs on one A800 node; find it.
   json job;
-  for (int i = 0; i < 50; ++i) {
-    job = Body(admin.Get("/v1/jobs/speech-lora"));
-    if (job["state"] == "running") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  job = WaitForState(admin, "speech-lora", "running");
   ASSERT_EQ(job["state"], "running") << job.dump();
   std::string node = job["placement"][0]["node"];
 
@@ -588,11 +588,8 @@ TEST(Serve, CostsAndQuotasAreAccountedAndScopedToTheCallersTenants) {
   ASSERT_EQ(admin.Post("/v1/jobs", JobBody("ads-cpu", "consumer/ads/ctr", "1h"))->status, 201);
   // While it runs, the tenant's quota shows the 8 A800 in use.
   json tenants;
-  for (int i = 0; i < 50; ++i) {
-    tenants = Body(speech.Get("/v1/tenants"));
-    if (Body(speech.Get("/v1/jobs/asr-sweep"))["state"] == "running") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  WaitForState(speech, "asr-sweep", "running");
+  tenants = Body(speech.Get("/v1/tenants"));
   ASSERT_EQ(tenants["items"].size(), 1u) << tenants.dump();  // only its own subtree
   EXPECT_EQ(tenants["items"][0]["tenant"], "ai-lab/applied/speech");
   bool a800 = false;
@@ -603,11 +600,7 @@ TEST(Serve, CostsAndQuotasAreAccountedAndScopedToTheCallersTenants) {
   }
   EXPECT_TRUE(a800) << tenants.dump();
   json done;
-  for (int i = 0; i < 100; ++i) {
-    done = Body(speech.Get("/v1/jobs/asr-sweep"));
-    if (done["state"] == "succeeded") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  done = WaitForState(speech, "asr-sweep", "succeeded");
   ASSERT_EQ(done["state"], "succeeded") << done.dump();
   json mine = Body(speech.Get("/v1/costs?by=project"));
   ASSERT_EQ(mine["items"].size(), 1u) << mine.dump();
@@ -763,11 +756,7 @@ TEST(Serve, AReloadPutsEditedPoliciesInForceAndRunningJobsGoOn) {
   std::string out;
   ASSERT_EQ(RunTessera("submit -f " + (conf / "jobs.yaml").string(), &out, true, d.CliEnv()), 0);
   json before;
-  for (int i = 0; i < 50; ++i) {
-    before = Body(admin.Get("/v1/jobs/llm-pretrain-70b"));
-    if (before["state"] == "running") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  before = WaitForState(admin, "llm-pretrain-70b", "running");
   ASSERT_EQ(before["state"], "running");
   // Rename a rule: a dry run shows the change and applies nothing.
   std::string policies = testing::ReadText(conf / "policies.yaml");
@@ -813,11 +802,7 @@ TEST(Serve, AReloadPutsEditedPoliciesInForceAndRunningJobsGoOn) {
   // New work is placed under the configuration in force.
   EXPECT_EQ(admin.Post("/v1/jobs", JobBody("after-reload", "consumer/ads/ctr"))->status, 201);
   json next;
-  for (int i = 0; i < 50; ++i) {
-    next = Body(admin.Get("/v1/jobs/after-reload"));
-    if (next["state"] == "running") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  next = WaitForState(admin, "after-reload", "running");
   EXPECT_EQ(next["state"], "running") << next.dump();
   // And the reload holds across a restart (the store, not the old configuration).
   d.Kill9();
