@@ -5,39 +5,6 @@
 
 namespace tessera {
 
-double CommunicationFactor(const Interconnect& ic, TopologyLevel level, WorkloadClass c,
-                           int32_t tasks) {
-  if (tasks <= 1) return 1.0;
-  double share = c == WorkloadClass::kTraining ? 0.30 : c == WorkloadClass::kFinetune ? 0.20 : 0;
-  if (share == 0 || ic.leaf_bandwidth <= 0) return 1.0;
-  auto bw = [&](TopologyLevel l) -> double {
-    Mbps v = 0;
-    switch (l) {
-      case TopologyLevel::kIsland:
-        v = ic.island_bandwidth > 0 ? ic.island_bandwidth : ic.node_bandwidth;
-        break;
-      case TopologyLevel::kNode:
-        v = ic.node_bandwidth > 0 ? ic.node_bandwidth : ic.island_bandwidth;
-        break;
-      case TopologyLevel::kLeaf:
-        v = ic.leaf_bandwidth;
-        break;
-      case TopologyLevel::kSpine:
-        v = ic.spine_bandwidth;
-        break;
-      default:
-        v = ic.core_bandwidth > 0 ? ic.core_bandwidth : ic.spine_bandwidth;
-        break;
-    }
-    return static_cast<double>(v > 0 ? v : ic.leaf_bandwidth);
-  };
-  double leaf = static_cast<double>(ic.leaf_bandwidth);
-  auto step = [&](TopologyLevel l) { return (1 - share) + share * leaf / bw(l); };
-  TopologyLevel tight =
-      level == TopologyLevel::kIsland ? TopologyLevel::kIsland : TopologyLevel::kNode;
-  return std::min(1.0, step(tight) / step(level));
-}
-
 void SimBackend::SetWork(JobId id, Millis work) {
   if (id.value() >= remaining_.size()) {
     remaining_.resize(id.value() + 1, 0);
@@ -51,30 +18,7 @@ void SimBackend::SetIdleAfter(JobId id, Millis after) {
   idle_after_[id.value()] = after;
 }
 
-double SimBackend::Rate(const JobRecord& job) const {
-  double speed = kMilliPerUnit;
-  bool any = false;
-  size_t task = 0;
-  for (const TaskGroup& g : job.job.task_groups) {
-    for (int32_t i = 0; i < g.count; ++i, ++task) {
-      if (task >= job.placements.size()) break;
-      const Placement& p = job.placements[task];
-      if (p.devices.empty()) continue;
-      uint16_t model = cell_->devices(p.node)[p.devices[0].index].model;
-      DeviceModelId id(model);
-      Milli s = g.request.devices.models.empty()
-                    ? spec_.model(id).speed[static_cast<size_t>(job.job.job_class)]
-                    : g.request.devices.SpeedOn(id);
-      speed = any ? std::min(speed, static_cast<double>(s)) : static_cast<double>(s);
-      any = true;
-    }
-  }
-  if (job.placements.empty()) return speed;
-  const Cluster& cluster =
-      spec_.cluster(spec_.node(cell_->spec_node(job.placements[0].node)).cluster);
-  return std::max(1.0, speed * CommunicationFactor(cluster.interconnect, job.level,
-                                                   job.job.job_class, job.task_count));
-}
+double SimBackend::Rate(const JobRecord& job) const { return RunSpeed(spec_, *cell_, job); }
 
 void SimBackend::Launch(const JobRecord& job, TimeMs now) {
   size_t i = job.id.value();

@@ -3,13 +3,7 @@
 // reports the finish through the engine's event sink. A stopped run keeps its progress up to
 // its last checkpoint.
 //
-// Communication model (docs/simulation.md). A gang's step is compute plus communication; on a
-// leaf switch the communication takes `share` of the step (training 0.30, finetune 0.20, other
-// classes 0: they do not synchronise). At another level it scales with the leaf bandwidth over
-// that level's bandwidth (Interconnect of the cluster). The work of a job is defined on a
-// placement inside one node, so the speed factor at level L is
-//     ((1 - share) + share * leaf/bw(node)) / ((1 - share) + share * leaf/bw(L)).
-// A cluster that declares no bandwidths has factor 1 everywhere; single-task jobs too.
+// The speed of a run is RunSpeed (engine/run_speed.h, with the communication model).
 //
 // Thread-safety: none; driven by the simulation's thread.
 #pragma once
@@ -18,13 +12,10 @@
 
 #include "engine/event.h"
 #include "engine/ports.h"
+#include "engine/run_speed.h"
 #include "model/spec.h"
 
 namespace tessera {
-
-// The speed factor (1 = as fast as inside one node) of a gang of `tasks` spanning `level`.
-double CommunicationFactor(const Interconnect& ic, TopologyLevel level, WorkloadClass c,
-                           int32_t tasks);
 
 class SimBackend final : public Backend {
  public:
@@ -40,7 +31,7 @@ class SimBackend final : public Backend {
   void Launch(const JobRecord& job, TimeMs now) override;
   void Stop(const JobRecord& job, TimeMs now) override;
 
-  // The run's speed in milli: the slowest task's device speed times the communication factor.
+  // The run's speed in milli (RunSpeed).
   double Rate(const JobRecord& job) const;
   double remaining(JobId id) const { return remaining_[id.value()]; }
 

@@ -124,7 +124,10 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
   size_t next = 0, tasks = 0, ended_reported = 0;
   TimeMs last_end = first_arrival;
   // Services run from time 0 until the last arrival (a day when there are no jobs).
-  ServiceDriver services(spec, n ? std::max<TimeMs>(last_arrival, 1) : 24 * 3600 * 1000);
+  ServiceDriver services(spec, 0, n ? std::max<TimeMs>(last_arrival, 1) : 24 * 3600 * 1000);
+  for (const Service& svc : spec.services)
+    (void)services.Add(svc, 0);  // the spec's names are unique
+  SimReplicas replicas(engine, backend);
 
   while (true) {
     std::optional<TimeMs> t;
@@ -176,7 +179,7 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
       engine.NodeLost(o.node, o.at);
       engine.NodeRecovered(o.node, o.at + o.down);
     }
-    if (services.active() && services.next_time() <= *t) services.Step(engine, backend, *t);
+    if (services.active() && services.next_time() <= *t) services.Step(engine, replicas, *t);
     size_t active_before = engine.active_count();
     engine.RunDue();
     if (engine.active_count() < active_before) last_end = *t;
@@ -328,7 +331,7 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
                {"by_cluster", rounded(ledger.by_cluster())},
                {"by_model", rounded(ledger.by_model())},
                {"budgets", budgets}};
-  m["services"] = services.Metrics();
+  m["services"] = ServiceMetrics(services, engine);
   m["engine"] = {{"cycles", engine.counters().cycles},
                  {"placements_tried", engine.counters().placements_tried},
                  {"starts", engine.counters().starts},
