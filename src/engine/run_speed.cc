@@ -56,8 +56,7 @@ double RunSpeed(const Spec& spec, const CellState& cell, const JobRecord& job) {
     }
   }
   if (job.placements.empty()) return speed;
-  const Cluster& cluster =
-      spec.cluster(spec.node(cell.spec_node(job.placements[0].node)).cluster);
+  const Cluster& cluster = spec.cluster(spec.node(cell.spec_node(job.placements[0].node)).cluster);
   return std::max(1.0, speed * CommunicationFactor(cluster.interconnect, job.level,
                                                    job.job.job_class, job.task_count));
 }

@@ -18,7 +18,9 @@ void SimBackend::SetIdleAfter(JobId id, Millis after) {
   idle_after_[id.value()] = after;
 }
 
-double SimBackend::Rate(const JobRecord& job) const { return RunSpeed(spec_, *cell_, job); }
+double SimBackend::Rate(const JobRecord& job) const {
+  return RunSpeed(spec_, *cell_, job);
+}
 
 void SimBackend::Launch(const JobRecord& job, TimeMs now) {
   size_t i = job.id.value();
