@@ -49,6 +49,7 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   RegisterSim(app, out, err, code);
   RegisterServe(app, out, err, code);
   RegisterClient(app, out, err, code);
+  RegisterServiceClient(app, out, err, code);
   RegisterCompletion(app, out, code);
   // `tessera help [COMMAND...]` is `tessera [COMMAND...] --help`.
   std::vector<std::string> argv = args;

@@ -12,6 +12,7 @@
 
 #include "cli/app.h"
 #include "cli/client.h"
+#include "cli/client_common.h"
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "common/file.h"
@@ -22,45 +23,6 @@ namespace tessera::cli {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-struct Common {
-  std::string server, token, ca_cert, output = "table";
-};
-
-void AddCommon(CLI::App* cmd, Common& c, bool output = true) {
-  cmd->add_option("--server", c.server, "The daemon's URL (else TESSERA_SERVER, the config file)");
-  cmd->add_option("--token", c.token, "Bearer token (else TESSERA_TOKEN, the config file)");
-  cmd->add_option("--ca-cert", c.ca_cert,
-                  "https: the CA certificate to trust (else TESSERA_CA_CERT, the config file)");
-  if (output) {
-    cmd->add_option("-o,--output", c.output, "Output format")
-        ->check(CLI::IsMember({"table", "json", "yaml"}))
-        ->capture_default_str();
-  }
-}
-
-std::string NewRequestId() {
-  std::random_device rd;
-  std::ostringstream s;
-  s << std::hex << rd() << rd() << rd() << rd();
-  return s.str();
-}
-
-void Print(const json& doc, const std::string& format, std::ostream& out,
-           const std::function<void()>& table) {
-  if (format == "json") {
-    out << doc.dump(2) << "\n";
-  } else if (format == "yaml") {
-    WriteYaml(doc, out);
-  } else {
-    table();
-  }
-}
-
-std::string Str(const json& j, const char* key) {
-  if (!j.contains(key) || j[key].is_null()) return "";
-  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
-}
 
 std::string Why(const json& job) {
   std::string state = Str(job, "state");
@@ -90,39 +52,13 @@ void JobTable(const json& items, std::ostream& out) {
   t.Write(out);
 }
 
-std::string Encode(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      out += buf;
-    }
-  }
-  return out;
-}
-
-struct Ctx {
-  std::ostream& out;
-  std::ostream& err;
-  int& code;
+// What a file submits: one job mapping, or a document with a `jobs:` list, a `services:`
+// list, or both.
+struct Work {
+  std::vector<json> jobs, services;
 };
 
-// Resolves the client's config, or reports and sets the exit code.
-std::optional<ClientConfig> Config(const Common& c, Ctx& x) {
-  auto cfg = ResolveClientConfig(c.server, c.token, c.ca_cert);
-  if (!cfg.ok()) {
-    x.err << "error: " << cfg.status().message() << "\n";
-    x.code = kExitInvalidInput;
-    return std::nullopt;
-  }
-  return *cfg;
-}
-
-// The jobs of a file: one job mapping, or a document with a `jobs:` list.
-Result<std::vector<json>> JobsOf(const std::string& path) {
+Result<Work> WorkOf(const std::string& path) {
   Result<std::string> text = ReadFileBounded(path, 16 << 20);
   if (!text.ok()) return text.status();
   YAML::Node doc;
@@ -131,60 +67,86 @@ Result<std::vector<json>> JobsOf(const std::string& path) {
   } catch (const YAML::Exception& e) {
     return InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }
-  std::vector<json> jobs;
-  if (doc.IsMap() && doc["jobs"]) {
+  Work work;
+  if (doc.IsMap() && (doc["jobs"] || doc["services"])) {
     for (const auto& kv : doc) {
       std::string key = kv.first.Scalar();
-      if (key != "jobs") {
+      if (key != "jobs" && key != "services") {
         return InvalidArgument(path + ":" + std::to_string(kv.first.Mark().line + 1) +
-                               ": the daemon takes jobs only; \"" + key +
+                               ": the daemon takes jobs and services only; \"" + key +
                                "\" belongs in the configuration it serves");
       }
+      if (!kv.second.IsSequence()) return InvalidArgument(path + ": " + key + ": expected a list");
+      for (const auto& item : kv.second)
+        (key == "jobs" ? work.jobs : work.services).push_back(YamlToJson(item));
     }
-    if (!doc["jobs"].IsSequence()) return InvalidArgument(path + ": jobs: expected a list");
-    for (const auto& j : doc["jobs"])
-      jobs.push_back(YamlToJson(j));
   } else if (doc.IsMap()) {
-    jobs.push_back(YamlToJson(doc));
+    work.jobs.push_back(YamlToJson(doc));
   } else {
-    return InvalidArgument(path + ": expected a job (a mapping) or a `jobs:` list");
+    return InvalidArgument(path + ": expected a job (a mapping), or `jobs:` and `services:` lists");
   }
-  return jobs;
+  return work;
+}
+
+// POSTs `body`, retrying while the daemon cannot be reached or the store refuses (503).
+HttpReply PostRetried(const ClientConfig& cfg, const std::string& path, const json& body,
+                      const std::vector<std::pair<std::string, std::string>>& headers) {
+  HttpReply r;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    r = Call(cfg, "POST", path, body.dump(), headers);
+    if (r.status != 0 && r.status != 503) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200 << attempt));
+  }
+  return r;
 }
 
 void Submit(const Common& c, const std::string& file, const std::string& key, Ctx& x) {
   auto cfg = Config(c, x);
   if (!cfg) return;
-  auto jobs = JobsOf(file);
-  if (!jobs.ok()) {
-    x.err << "error: " << jobs.status().message() << "\n";
+  auto work = WorkOf(file);
+  if (!work.ok()) {
+    x.err << "error: " << work.status().message() << "\n";
     x.code = kExitInvalidInput;
     return;
   }
+  const std::vector<json>& jobs = work->jobs;
   // One key per job: a retried `submit` (after a lost answer) never submits twice.
   std::string base = key.empty() ? NewRequestId() : key;
   json results = json::array();
   int worst = kExitOk;
-  for (size_t i = 0; i < jobs->size(); ++i) {
-    std::string k = jobs->size() == 1 ? base : base + "-" + std::to_string(i);
-    HttpReply r;
-    for (int attempt = 0; attempt < 3; ++attempt) {
-      r = Call(*cfg, "POST", "/v1/jobs", (*jobs)[i].dump(), {{"Idempotency-Key", k}});
-      if (r.status != 0 && r.status != 503) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(200 << attempt));
-    }
+  auto failed = [&](const char* list, size_t i, const json& item, const HttpReply& r) {
+    std::string name = item.is_object() ? Str(item, "name") : "";
+    x.err << file << ": " << list << "[" << i << "]" << (name.empty() ? "" : " (" + name + ")")
+          << ": ";
+    worst = std::max(worst, ReportFailure(r, x.err));
+  };
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    std::string k = jobs.size() == 1 ? base : base + "-" + std::to_string(i);
+    HttpReply r = PostRetried(*cfg, "/v1/jobs", jobs[i], {{"Idempotency-Key", k}});
     if (r.status != 200 && r.status != 201) {
-      std::string name = (*jobs)[i].is_object() ? Str((*jobs)[i], "name") : "";
-      x.err << file << ": jobs[" << i << "]" << (name.empty() ? "" : " (" + name + ")") << ": ";
-      worst = std::max(worst, ReportFailure(r, x.err));
+      failed("jobs", i, jobs[i], r);
       continue;
     }
     results.push_back(r.body);
   }
-  Print(results, c.output, x.out, [&] {
+  // A service's name makes its resubmission a replay: no key needed.
+  json services = json::array();
+  for (size_t i = 0; i < work->services.size(); ++i) {
+    HttpReply r = PostRetried(*cfg, "/v1/services", work->services[i], {});
+    if (r.status != 200 && r.status != 201) {
+      failed("services", i, work->services[i], r);
+      continue;
+    }
+    services.push_back(r.body);
+  }
+  json doc = results;
+  if (!work->services.empty()) doc = {{"jobs", results}, {"services", services}};
+  Print(doc, c.output, x.out, [&] {
     for (const json& j : results)
       x.out << "job " << Str(j, "id") << " " << Str(j, "name") << " submitted (" << Str(j, "tenant")
             << ")\n";
+    for (const json& v : services)
+      x.out << "service " << Str(v, "name") << " submitted (" << Str(v, "tenant") << ")\n";
   });
   x.code = worst;
 }
@@ -218,15 +180,6 @@ std::string JobPath(const std::string& ref, const std::string& tenant, const std
   std::string p = "/v1/jobs/" + Encode(ref) + tail;
   if (!tenant.empty()) p += "?tenant=" + Encode(tenant);
   return p;
-}
-
-std::string Time(const json& ms) {
-  if (!ms.is_number_integer()) return "-";
-  auto t = std::chrono::system_clock::time_point(std::chrono::milliseconds(ms.get<int64_t>()));
-  std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&tt));
-  return buf;
 }
 
 void Describe(const Common& c, const std::string& ref, const std::string& tenant, Ctx& x) {
@@ -495,12 +448,13 @@ void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& co
   auto ctx = std::make_shared<Ctx>(Ctx{out, err, code});
 
   {
-    auto* cmd = app.add_subcommand("submit", "Submit jobs to the daemon");
+    auto* cmd = app.add_subcommand("submit", "Submit jobs and services to the daemon");
     auto c = std::make_shared<Common>();
     auto file = std::make_shared<std::string>();
     auto key = std::make_shared<std::string>();
     AddCommon(cmd, *c);
-    cmd->add_option("-f,--file", *file, "A job (YAML or JSON), or a file with a `jobs:` list")
+    cmd->add_option("-f,--file", *file,
+                    "A job (YAML or JSON), or a file with `jobs:` and `services:` lists")
         ->required();
     cmd->add_option("--idempotency-key", *key,
                     "Reuse to make a retried submission safe (default: a fresh one per run)");

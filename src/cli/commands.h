@@ -17,6 +17,8 @@ void RegisterSimCompare(CLI::App* sim, std::ostream& out, std::ostream& err, int
 void RegisterServe(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
 // The daemon's client: submit, get, describe, explain, cancel, audit, principal, token.
 void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
+// After RegisterClient: get services, describe service, delete service.
+void RegisterServiceClient(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
 // Register last: the script is generated from every command registered before it.
 void RegisterCompletion(CLI::App& app, std::ostream& out, int& code);
 

@@ -16,6 +16,7 @@
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/load.h"
+#include "common/quantity.h"
 #include "server/api.h"
 #include "server/daemon.h"
 
@@ -30,6 +31,7 @@ struct ServeArgs {
   std::string listen = "127.0.0.1:7400";
   std::string ready_file;
   std::string tls_cert, tls_key;  // both or neither: HTTPS
+  std::string scale_interval = "30s";
 };
 
 void Log(std::ostream& err, const std::string& level, const std::string& msg, json fields = {}) {
@@ -95,6 +97,12 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
     err << "error: " << listen.status().message() << "\n";
     return kExitInvalidInput;
   }
+  Result<Millis> scale_interval = ParseDuration(a.scale_interval);
+  if (!scale_interval.ok() || *scale_interval < 1000) {
+    err << "error: --scale-interval: expected a duration of at least 1s (e.g. 30s), got \""
+        << a.scale_interval << "\"\n";
+    return kExitInvalidInput;
+  }
   auto path = StorePath(a);
   if (!path.ok()) {
     err << "error: " << path.status().message() << "\n";
@@ -111,6 +119,7 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   static SystemClock clock;
   DaemonOptions options;
   options.config_paths = a.config;
+  options.scale_interval = *scale_interval;
   if (const char* t = std::getenv("TESSERA_ADMIN_TOKEN")) options.admin_token = t;
   std::string new_token;
   auto t0 = std::chrono::steady_clock::now();
@@ -198,6 +207,9 @@ void RegisterServe(CLI::App& app, std::ostream& out, std::ostream& err, int& cod
       ->capture_default_str();
   cmd->add_option("--tls-cert", a->tls_cert, "Serve HTTPS with this certificate (PEM)");
   cmd->add_option("--tls-key", a->tls_key, "The certificate's private key (PEM)");
+  cmd->add_option("--scale-interval", a->scale_interval,
+                  "How often services are scaled to their load (at least 1s)")
+      ->capture_default_str();
   cmd->add_option("--ready-file", a->ready_file,
                   "Write the server's URL to this file once it accepts requests");
   cmd->callback([a, &out, &err, &code] { code = RunServe(*a, out, err); });

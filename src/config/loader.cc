@@ -138,29 +138,61 @@ LoadResult LoadSpecTexts(const std::vector<SourceText>& sources) {
   return Finish(b);
 }
 
-JobLoad LoadJobText(const Spec& context, const SourceText& body) {
-  SpecBuilder b;
-  b.context = &context;
-  JobLoad out;
+namespace {
+
+// One job or service of a submission, parsed and checked against `context`: the builder
+// holds it (as jobs[0] or services[0]) and the diagnostics.
+void LoadOne(SpecBuilder& b, const SourceText& body, bool service) {
+  const char* list = service ? "services" : "jobs";
   if (std::optional<YAML::Node> doc = ReadDocument(b, body)) {
     Guarded(b, body, [&] {
-      b.spec.jobs.emplace_back();
-      config_internal::YamlMap m(b, body.name, *doc, {"", "jobs[0]"}, "a job");
-      if (m.ok()) config_internal::ParseJob(m, 0);
+      if (service) {
+        b.spec.services.emplace_back();
+      } else {
+        b.spec.jobs.emplace_back();
+      }
+      config_internal::YamlMap m(b, body.name, *doc, {"", std::string(list) + "[0]"},
+                                 service ? "a service" : "a job");
+      if (!m.ok()) return;
+      if (service) {
+        config_internal::ParseService(m, 0);
+      } else {
+        config_internal::ParseJob(m, 0);
+      }
     });
   }
-  if (!b.unreadable_file && !b.spec.jobs.empty()) config_internal::ResolveRefs(b);
+  const bool parsed = service ? !b.spec.services.empty() : !b.spec.jobs.empty();
+  if (!b.unreadable_file && parsed) config_internal::ResolveRefs(b);
   if (b.diags.empty()) {
-    const Job& job = b.spec.jobs.front();
-    if (!config_internal::IsValidName(job.name)) {
-      b.ErrorAt("jobs[0].name",
-                "invalid name \"" + job.name +
+    const std::string& name = service ? b.spec.services.front().name : b.spec.jobs.front().name;
+    if (!config_internal::IsValidName(name)) {
+      b.ErrorAt(std::string(list) + "[0].name",
+                "invalid name \"" + name +
                     "\"; expected letters, digits, '.', '_' or '-', starting with a letter or "
                     "digit, at most 63 characters");
     }
     config_internal::ValidateWorkloads(b);
   }
+}
+
+}  // namespace
+
+JobLoad LoadJobText(const Spec& context, const SourceText& body) {
+  SpecBuilder b;
+  b.context = &context;
+  LoadOne(b, body, false);
+  JobLoad out;
   if (b.diags.empty()) out.job = std::move(b.spec.jobs.front());
+  out.diagnostics = std::move(b.diags);
+  return out;
+}
+
+ServiceLoad LoadServiceText(const Spec& context, const SourceText& body) {
+  SpecBuilder b;
+  b.context = &context;
+  LoadOne(b, body, true);
+  ServiceLoad out;
+  if (b.diags.empty()) out.service = std::move(b.spec.services.front());
   out.diagnostics = std::move(b.diags);
   return out;
 }

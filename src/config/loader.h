@@ -37,4 +37,12 @@ struct JobLoad {
 };
 JobLoad LoadJobText(const Spec& context, const SourceText& body);
 
+// One service, as a submission carries it (the service object of a `services:` list), checked
+// against `context` like a job; diagnostics name the field path within the service.
+struct ServiceLoad {
+  std::optional<Service> service;  // set iff diagnostics is empty
+  Diagnostics diagnostics;
+};
+ServiceLoad LoadServiceText(const Spec& context, const SourceText& body);
+
 }  // namespace tessera

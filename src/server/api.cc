@@ -68,6 +68,7 @@ std::string ErrorCode(int http) {
 std::string RouteOf(const std::string& path) {
   static const std::vector<std::pair<std::string, std::string>> kPrefixes = {
       {"/v1/jobs/", "/v1/jobs/{job}"},
+      {"/v1/services/", "/v1/services/{service}"},
       {"/v1/principals/", "/v1/principals/{name}"},
       {"/v1/nodes/", "/v1/nodes/{node}"},
   };
@@ -77,9 +78,10 @@ std::string RouteOf(const std::string& path) {
     return slash == std::string::npos ? route : route + path.substr(slash);
   }
   static const std::set<std::string> kKnown = {
-      "/healthz",  "/readyz",        "/metrics",   "/openapi.json",         "/v1/jobs",
-      "/v1/audit", "/v1/principals", "/v1/whoami", "/v1/regions",           "/v1/clusters",
-      "/v1/nodes", "/v1/tenants",    "/v1/costs",  "/v1/policies/validate", "/v1/policies/reload"};
+      "/healthz",    "/readyz",        "/metrics",   "/openapi.json",         "/v1/jobs",
+      "/v1/audit",   "/v1/principals", "/v1/whoami", "/v1/regions",           "/v1/clusters",
+      "/v1/nodes",   "/v1/tenants",    "/v1/costs",  "/v1/policies/validate", "/v1/policies/reload",
+      "/v1/services"};
   return kKnown.count(path) ? path : "other";
 }
 
@@ -237,6 +239,57 @@ class Api {
                }
                SendJson(res, 202, {{"id", job->id}, {"name", job->name}, {"cancelling", true}});
                return "job " + std::to_string(job->id);
+             });
+           });
+    s.Post("/v1/services", [this](const httplib::Request& req, httplib::Response& res) {
+      Mutating(req, res, [&](const Caller& c) -> std::string {
+        std::string field;
+        auto out = d_.SubmitService(c, req.body, &field);
+        if (!out.ok()) {
+          SendStatus(res, out.status(), field);
+          return out.status().message().substr(0, 500);
+        }
+        if (out->replayed) res.set_header("Idempotent-Replayed", "true");
+        const std::string name = out->service["name"];
+        res.set_header("Location", "/v1/services/" + name);
+        SendJson(res, out->replayed ? 200 : 201, out->service);
+        return "service " + name;
+      });
+    });
+    s.Get("/v1/services", [this](const httplib::Request& req, httplib::Response& res) {
+      auto caller = Authenticate(req, res);
+      if (caller) SendJson(res, 200, {{"items", d_.ListServices(*caller)}});
+    });
+    s.Get(R"(/v1/services/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+      auto caller = Authenticate(req, res);
+      if (!caller) return;
+      auto out = d_.GetService(*caller, req.matches[1]);
+      if (!out.ok()) return SendStatus(res, out.status());
+      SendJson(res, 200, *out);
+    });
+    s.Delete(R"(/v1/services/([^/]+))",
+             [this](const httplib::Request& req, httplib::Response& res) {
+               Mutating(req, res, [&](const Caller& c) -> std::string {
+                 auto out = d_.DeleteService(c, req.matches[1]);
+                 if (!out.ok()) {
+                   SendStatus(res, out.status());
+                   return out.status().message();
+                 }
+                 SendJson(res, 200, *out);
+                 return "service " + std::string(req.matches[1]);
+               });
+             });
+    s.Post(R"(/v1/services/([^/]+)/load)",
+           [this](const httplib::Request& req, httplib::Response& res) {
+             Mutating(req, res, [&](const Caller& c) -> std::string {
+               std::string field;
+               auto out = d_.ReportLoad(c, req.matches[1], req.body, &field);
+               if (!out.ok()) {
+                 SendStatus(res, out.status(), field);
+                 return out.status().message().substr(0, 500);
+               }
+               SendJson(res, 200, *out);
+               return "service " + std::string(req.matches[1]) + " load";
              });
            });
     s.Get("/v1/tenants", [this](const httplib::Request& req, httplib::Response& res) {

@@ -28,6 +28,23 @@ struct Daemon::Sink final : EventSink {
   void Post(const Event& e) override { engine->Post(e); }
 };
 
+// The service driver's replicas become the daemon's jobs (on the engine's thread, under mu_).
+class Daemon::Replicas final : public ReplicaHost {
+ public:
+  explicit Replicas(Daemon& d) : d_(d) {}
+  std::optional<JobId> SubmitReplica(Job job, TimeMs now) override {
+    return d_.SubmitReplica(std::move(job), now);
+  }
+  void CancelReplica(JobId id, TimeMs now) override { d_.engine_->Cancel(id, now); }
+
+ private:
+  Daemon& d_;
+};
+
+ReplicaHost& Daemon::replica_host() {
+  return *replicas_;
+}
+
 namespace {
 
 bool IsNumber(const std::string& s) {
@@ -94,6 +111,9 @@ Result<std::unique_ptr<Daemon::Core>> Daemon::MakeCore(std::shared_ptr<const Spe
                                           *port_, backend_, clock_, rng_);
   for (uint32_t n = 0; n < core->engine->cell().node_count(); ++n)
     core->node_index[core->engine->cell().node_name(n)] = n;
+  // Replicas are named "SERVICE-rN": a name the API's paths can carry.
+  core->services =
+      std::make_unique<ServiceDriver>(s, clock_.Now(), kNever, options_.scale_interval, "-r");
   return core;
 }
 
@@ -132,6 +152,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteS
 
   d->port_ = std::make_unique<StorePort>(*d);
   d->sink_ = std::make_unique<Sink>();
+  d->replicas_ = std::make_unique<Replicas>(*d);
   d->backend_.SetSink(d->sink_.get());
   auto core = d->MakeCore(d->spec_);
   if (!core.ok()) return core.status();
@@ -160,6 +181,11 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteS
     // Runs open when the previous process ended ended with it.
     d->store_->EndOpenCosts(snap->last_seen);
     d->last_cost_ = snap->last_cost;
+    for (StoredService& v : snap->services) {
+      std::string name = v.name;
+      d->services_[name] = {std::move(v), "", true};
+    }
+    d->DriveServices();
     if (Status s = d->Restore(*snap); !s.ok()) return s;
   }
   d->start_times_.restore_ms =
@@ -183,6 +209,7 @@ Daemon::~Daemon() {
 Status Daemon::Restore(StoreSnapshot& snap) {
   const TimeMs now = clock_.Now();
   std::vector<std::optional<Result<Job>>> read = ReadActiveJobs(*spec_, snap.jobs);
+  std::vector<JobId> orphans;
   jobs_.reserve(snap.jobs.size());
   engine_id_.reserve(snap.jobs.size());
   restart_base_.reserve(snap.jobs.size());
@@ -228,10 +255,8 @@ Status Daemon::Restore(StoreSnapshot& snap) {
       continue;
     }
     bool was_running = row.state == "running" || row.state == "placed";
-    JobId id = engine_->Submit(std::move(*job), now);
-    engine_id_.back() = id;
-    if (by_engine_.size() <= id.value()) by_engine_.resize(id.value() + 1, 0);
-    by_engine_[id.value()] = row.id;
+    JobId id = Enqueue(row.id, std::move(*job));
+    Rejoin(id, orphans);
     if (was_running) {
       // The run goes on where it was: the same nodes and devices, its progress until the
       // previous process was last seen kept (the emulated backend resumes the rest).
@@ -250,6 +275,8 @@ Status Daemon::Restore(StoreSnapshot& snap) {
       }
     }
   }
+  for (JobId id : orphans)
+    engine_->Cancel(id, now);  // replicas of a service that is gone
   return Status::Ok();
 }
 
@@ -264,6 +291,7 @@ void Daemon::Loop() {
     }
     TimeMs now = clock_.Now();
     TimeMs wake = std::min(engine_->NextEventTime().value_or(kNever), now + 1000);
+    if (core_->services->active()) wake = std::min(wake, core_->services->next_time());
     auto deadline = std::chrono::system_clock::time_point(std::chrono::milliseconds(wake));
     cv_.wait_until(lock, deadline, [&] { return stopping_ || poked_; });
     poked_ = false;
@@ -271,6 +299,10 @@ void Daemon::Loop() {
 }
 
 void Daemon::RunEngine() {
+  ServiceDriver& services = *core_->services;
+  if (services.active() && services.next_time() <= clock_.Now()) {
+    services.Step(*engine_, *replicas_, clock_.Now());
+  }
   uint64_t cycles = engine_->counters().cycles;
   auto t0 = std::chrono::steady_clock::now();
   engine_->RunDue();
@@ -407,7 +439,6 @@ Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& bo
         }
       }
     }
-    row.id = static_cast<int64_t>(jobs_.size()) + 1;
     row.name = parsed.job->name;
     row.tenant = tenant;
     row.body = body;
@@ -416,15 +447,7 @@ Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& bo
     row.job_class = std::string(WorkloadClassName(parsed.job->job_class));
     row.resolved = resolved;
     row.submitted = clock_.Now();
-    row.state = "pending";
-    row.reason = std::string(PendingReasonCode(PendingReason::kNew));
-    jobs_.push_back(row);
-    jobs_.back().resolved = std::string();  // in the store only: read on restart
-    engine_id_.emplace_back();
-    restart_base_.push_back(0);
-    by_name_[row.name].push_back(row.id);
-    if (!idempotency_key.empty()) by_idempotency_[{caller.name, idempotency_key}] = row.id;
-    durable = store_->InsertJob(row);
+    durable = AddRow(row);
   }
   Status s = durable.get();
   std::lock_guard<std::mutex> lock(mu_);
@@ -451,12 +474,30 @@ Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& bo
     }
     parsed.job = std::move(*again);
   }
-  JobId id = engine_->Submit(std::move(*parsed.job), clock_.Now());
-  if (by_engine_.size() <= id.value()) by_engine_.resize(id.value() + 1, 0);
-  by_engine_[id.value()] = row.id;
-  engine_id_[row.id - 1] = id;
+  Enqueue(row.id, std::move(*parsed.job));
   Poke();
   return SubmitOutcome{View(row.id), false};
+}
+
+std::shared_future<Status> Daemon::AddRow(StoredJob& row) {
+  row.id = static_cast<int64_t>(jobs_.size()) + 1;
+  row.state = "pending";
+  row.reason = std::string(PendingReasonCode(PendingReason::kNew));
+  jobs_.push_back(row);
+  jobs_.back().resolved = std::string();  // in the store only: read on restart
+  engine_id_.emplace_back();
+  restart_base_.push_back(0);
+  by_name_[row.name].push_back(row.id);
+  if (!row.idempotency_key.empty()) by_idempotency_[{row.principal, row.idempotency_key}] = row.id;
+  return store_->InsertJob(row);
+}
+
+JobId Daemon::Enqueue(int64_t id, Job job) {
+  JobId eid = engine_->Submit(std::move(job), clock_.Now());
+  if (by_engine_.size() <= eid.value()) by_engine_.resize(eid.value() + 1, 0);
+  by_engine_[eid.value()] = id;
+  engine_id_[id - 1] = eid;
+  return eid;
 }
 
 Result<int64_t> Daemon::Resolve(const Caller& caller, const std::string& ref,
@@ -663,7 +704,20 @@ std::vector<Gauge> Daemon::Gauges() const {
   writes.samples.push_back({"", static_cast<double>(store_->committed_writes())});
   Gauge batches{"tessera_store_commits", "Commits (batches of writes) since the start.", {}};
   batches.samples.push_back({"", static_cast<double>(store_->batches())});
-  return {queue, jobs, capacity, allocated, writes, batches};
+  Gauge replicas{"tessera_service_replicas",
+                 "Replicas of each service: running, pending, and wanted at the last scaling step.",
+                 {}};
+  Gauge load{"tessera_service_load_rps",
+             "Each service's load (requests per second) at its last scaling step.",
+             {}};
+  for (const ServiceStatus& st : core_->services->Statuses(*engine_)) {
+    const std::string service = "service=\"" + LabelValue(st.name) + "\"";
+    replicas.samples.push_back({service + ",state=\"running\"", st.running});
+    replicas.samples.push_back({service + ",state=\"pending\"", st.pending});
+    replicas.samples.push_back({service + ",state=\"wanted\"", st.wanted});
+    load.samples.push_back({service, st.rps});
+  }
+  return {queue, jobs, capacity, allocated, writes, batches, replicas, load};
 }
 
 Daemon::Counts Daemon::counts() const {

@@ -26,6 +26,7 @@
 #include "common/clock.h"
 #include "common/rng.h"
 #include "engine/engine.h"
+#include "engine/services.h"
 #include "model/spec.h"
 #include "sched/fragmentation.h"
 #include "server/auth.h"
@@ -41,6 +42,8 @@ struct DaemonOptions {
   // The admin's token on first start with an empty store; "" = generate one.
   std::string admin_token;
   uint64_t seed = 1;
+  // How often services are scaled to their load.
+  Millis scale_interval = 30 * 1000;
 };
 
 struct JobFilter {
@@ -55,6 +58,11 @@ struct JobFilter {
 struct JobPage {
   std::vector<StoredJob> jobs;
   int64_t next = 0;  // the `after` of the next page; 0 = none
+};
+
+struct ServiceOutcome {
+  nlohmann::ordered_json service;
+  bool replayed = false;  // the same service was submitted before
 };
 
 struct SubmitOutcome {
@@ -84,6 +92,22 @@ class Daemon {
   // Why the job is pending, or why it runs where it does, with its decision log.
   Result<nlohmann::ordered_json> Explain(const Caller& caller, const std::string& ref,
                                          const std::string& tenant);
+
+  // Services (docs/serve.md#services): long-running inference whose replicas are jobs, scaled
+  // every DaemonOptions::scale_interval to the load (its curve, or a reported load). Durable
+  // before acknowledged; replicas keep running across restarts and reloads. Submitting the
+  // same service again is a replay; another service of the same name is a conflict.
+  Result<ServiceOutcome> SubmitService(const Caller& caller, const std::string& body,
+                                       std::string* field = nullptr);
+  // The services the caller may see, each with its replicas and load.
+  nlohmann::ordered_json ListServices(const Caller& caller) const;
+  Result<nlohmann::ordered_json> GetService(const Caller& caller, const std::string& name) const;
+  // Stops a service (durable first): its replicas are cancelled.
+  Result<nlohmann::ordered_json> DeleteService(const Caller& caller, const std::string& name);
+  // A measured load (`{"rps": N}`), which replaces the service's curve until it is older than
+  // three scaling intervals. `field` receives the body's offending field.
+  Result<nlohmann::ordered_json> ReportLoad(const Caller& caller, const std::string& name,
+                                            const std::string& body, std::string* field = nullptr);
 
   // The fleet as the engine sees it now: clusters with node and device counts.
   nlohmann::ordered_json Clusters() const;
@@ -140,6 +164,15 @@ class Daemon {
  private:
   class StorePort;
   struct Sink;
+  class Replicas;
+
+  // A service submitted through the API: its row, and why it is not driven (a reload made
+  // it invalid) when it is not.
+  struct ServiceEntry {
+    StoredService stored;
+    std::string error;
+    bool durable = false;
+  };
 
   // The scheduling core built on one configuration: replaced whole by a reload.
   struct Core {
@@ -149,6 +182,7 @@ class Daemon {
     std::unique_ptr<OrderingPolicy> ordering;
     std::unique_ptr<Engine> engine;
     std::map<std::string, uint32_t> node_index;  // node name -> cell index
+    std::unique_ptr<ServiceDriver> services;     // the services' replicas on this engine
   };
 
   Daemon(Spec spec, std::unique_ptr<SqliteStore> store, const Clock& clock, DaemonOptions options);
@@ -157,6 +191,21 @@ class Daemon {
   void Install(std::unique_ptr<Core> core);
   // Under mu_: the operators' holds on nodes, applied to the engine in force.
   void ApplyFlags();
+  // Under mu_: every stored service taken on by the driver in force (parsed against the
+  // configuration in force; one it no longer admits keeps its error).
+  void DriveServices();
+  // Under mu_: a job queued again on a new engine (restart, reload) that is a replica rejoins
+  // its service; `orphans` collects replicas no service claims (cancelled afterwards).
+  void Rejoin(JobId id, std::vector<JobId>& orphans);
+  // Under mu_: registers a new job row in the view and queues its insert; returns its id.
+  std::shared_future<Status> AddRow(StoredJob& row);
+  // Under mu_: the job of row `id` goes to the engine.
+  JobId Enqueue(int64_t id, Job job);
+  // Under mu_: a replica the service driver asks for, stored as a job of the service's tenant.
+  std::optional<JobId> SubmitReplica(Job job, TimeMs now);
+  // Under mu_.
+  nlohmann::ordered_json ServiceJson(const ServiceEntry& e) const;
+  ReplicaHost& replica_host();
   // Takes the snapshot's job rows (moved into the view).
   Status Restore(StoreSnapshot& snap);
   void Loop();
@@ -192,6 +241,7 @@ class Daemon {
   EmulatedBackend backend_;
   std::unique_ptr<StorePort> port_;
   std::unique_ptr<Sink> sink_;
+  std::unique_ptr<Replicas> replicas_;
   std::unique_ptr<Core> core_;        // under mu_; spec_ and engine_ are its parts
   std::shared_ptr<const Spec> spec_;  // under mu_ or spec_mu_ (writers hold both)
   Engine* engine_ = nullptr;
@@ -208,6 +258,7 @@ class Daemon {
   std::map<std::string, std::vector<int64_t>> by_name_;
   std::map<std::pair<std::string, std::string>, int64_t> by_idempotency_;  // (principal, key)
   std::map<std::string, NodeFlags> flags_;              // operators' holds, by node name
+  std::map<std::string, ServiceEntry> services_;        // by name
   int64_t last_cost_ = 0;                               // the highest cost row id
   std::map<int64_t, std::vector<int64_t>> open_costs_;  // job id -> cost rows of its run
   std::thread loop_;

@@ -1,7 +1,8 @@
 // Reloading the configuration while the daemon runs (POST /v1/policies/validate and /reload):
 // the files are read again and checked; a valid configuration replaces the one in force, the
 // engine is rebuilt on it, waiting jobs are queued again in submission order and running jobs
-// go on where they are.
+// go on where they are. Services are taken on again on the new configuration and their
+// replicas rejoin them (their load history and reported load start afresh).
 #include <set>
 
 #include "config/job_json.h"
@@ -62,10 +63,12 @@ Result<json> Daemon::Reload(const Caller& caller, bool apply) {
   const Spec& was_spec = *old->spec;
   Install(std::move(*core));
   ApplyFlags();
+  DriveServices();
   const ResolvedJobReader reader(*spec);
   const TimeMs now = clock_.Now();
   by_engine_.clear();
   int64_t resumed = 0, requeued = 0, queued = 0, failed = 0;
+  std::vector<JobId> orphans;
   for (StoredJob& row : jobs_) {
     std::optional<JobId>& eid = engine_id_[row.id - 1];
     if (!eid) continue;
@@ -84,10 +87,8 @@ Result<json> Daemon::Reload(const Caller& caller, bool apply) {
       ++failed;
       continue;
     }
-    JobId id = engine_->Submit(std::move(*job), now);
-    eid = id;
-    if (by_engine_.size() <= id.value()) by_engine_.resize(id.value() + 1, 0);
-    by_engine_[id.value()] = row.id;
+    JobId id = Enqueue(row.id, std::move(*job));
+    Rejoin(id, orphans);
     if (!rec.running()) {
       ++queued;
       continue;
@@ -119,7 +120,9 @@ Result<json> Daemon::Reload(const Caller& caller, bool apply) {
       ++requeued;
     }
   }
-  old.reset();  // the old engine, then the configuration it was built on
+  for (JobId id : orphans)
+    engine_->Cancel(id, now);  // replicas of a service the new configuration does not admit
+  old.reset();                 // the old engine, then the configuration it was built on
   RunEngine();
   Poke();
   out["applied"] = true;

@@ -108,13 +108,23 @@ struct CostTotal {
   double amount = 0;
 };
 
+// A service submitted through the API (its replicas are jobs).
+struct StoredService {
+  std::string name;
+  std::string tenant;     // tenant path
+  std::string body;       // the service object as submitted (JSON)
+  std::string principal;  // who submitted it
+  TimeMs created = 0;
+};
+
 // Everything the daemon rebuilds its state from on start.
 struct StoreSnapshot {
   std::vector<StoredJob> jobs;  // by id
   std::vector<Principal> principals;
   std::vector<StoredToken> tokens;
   std::vector<NodeFlags> nodes;
-  int64_t last_cost = 0;  // the highest cost row id
+  std::vector<StoredService> services;  // by name
+  int64_t last_cost = 0;                // the highest cost row id
   // The last moment the previous process is known to have been alive (its latest decision,
   // audit record, submission or once-a-second mark): open cost rows are closed there, and a
   // resumed run's progress counts until then.

@@ -76,6 +76,15 @@ CREATE TABLE costs(
   per_hour REAL NOT NULL);
 CREATE INDEX costs_start ON costs(start_ms);
 )sql",
+      // 2: services (inference), as submitted through the API; their replicas are jobs.
+      R"sql(
+CREATE TABLE services(
+  name TEXT PRIMARY KEY,
+  tenant TEXT NOT NULL,
+  body TEXT NOT NULL,
+  principal TEXT NOT NULL,
+  created_ms INTEGER NOT NULL);
+)sql",
   };
   return kMigrations;
 }

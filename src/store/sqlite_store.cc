@@ -8,6 +8,7 @@ struct SqliteStore::Statements {
   Sqlite* db = nullptr;
   SqliteStatement insert_job, update_job, decision, audit, principal, token, node_flags;
   SqliteStatement insert_cost, end_cost, end_open_costs, alive, delete_tokens;
+  SqliteStatement insert_service, delete_service;
 };
 
 namespace {
@@ -63,6 +64,10 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
             "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
            {&st->end_cost, "UPDATE costs SET end_ms = ?2 WHERE id = ?1"},
            {&st->delete_tokens, "DELETE FROM tokens WHERE principal = ?1"},
+           {&st->insert_service,
+            "INSERT INTO services(name, tenant, body, principal, created_ms) "
+            "VALUES(?1, ?2, ?3, ?4, ?5)"},
+           {&st->delete_service, "DELETE FROM services WHERE name = ?1"},
            {&st->alive,
             "INSERT INTO meta(key, value) VALUES('alive_ms', ?1) ON CONFLICT(key) DO UPDATE SET "
             "value = excluded.value"},
@@ -194,6 +199,17 @@ std::shared_future<Status> SqliteStore::PutNodeFlags(NodeFlags f) {
   });
 }
 
+std::shared_future<Status> SqliteStore::InsertService(StoredService v) {
+  return Enqueue([v = std::move(v)](Statements& st) {
+    st.insert_service.Bind(1, v.name).Bind(2, v.tenant).Bind(3, v.body).Bind(4, v.principal);
+    return st.insert_service.Bind(5, v.created).Run();
+  });
+}
+
+std::shared_future<Status> SqliteStore::DeleteService(const std::string& name) {
+  return Enqueue([name](Statements& st) { return st.delete_service.Bind(1, name).Run(); });
+}
+
 void SqliteStore::InsertCost(CostRow c) {
   Enqueue([c = std::move(c)](Statements& st) {
     st.insert_cost.Bind(1, c.id).Bind(2, c.job).Bind(3, c.tenant).Bind(4, c.cluster);
@@ -284,6 +300,15 @@ Result<StoreSnapshot> SqliteStore::Load() {
   if (!n.ok()) return n.status();
   if (Status s = n->Each([&] {
         snap.nodes.push_back({n->Text(0), n->Int(1) != 0, n->Int(2) != 0});
+      });
+      !s.ok()) {
+    return s;
+  }
+  auto v =
+      db.Prepare("SELECT name, tenant, body, principal, created_ms FROM services ORDER BY name");
+  if (!v.ok()) return v.status();
+  if (Status s = v->Each([&] {
+        snap.services.push_back({v->Text(0), v->Text(1), v->Text(2), v->Text(3), v->Int(4)});
       });
       !s.ok()) {
     return s;

@@ -50,6 +50,8 @@ class SqliteStore {
   std::shared_future<Status> PutToken(StoredToken t);
   std::shared_future<Status> DeleteTokens(const std::string& principal);
   std::shared_future<Status> PutNodeFlags(NodeFlags f);
+  std::shared_future<Status> InsertService(StoredService s);
+  std::shared_future<Status> DeleteService(const std::string& name);
   void InsertCost(CostRow c);
   void EndCost(int64_t id, TimeMs end);
   // Records that the daemon is alive at `now` (read back as StoreSnapshot::last_seen).

@@ -66,5 +66,46 @@ TEST(JobBody, NotAMappingOrNotYamlAtAll) {
   }
 }
 
+TEST(ServiceBody, AJsonServiceResolvesAgainstTheConfiguration) {
+  ServiceLoad r = LoadServiceText(Base(), {"body", R"({"name": "chat", "tenant": "acme/prod",
+    "priority": "high", "replicas": {"min": 1, "max": 4},
+    "replica": {"cpu": 8, "memory": "64Gi", "devices": {"count": 1, "models": ["H800"]}},
+    "latencySLO": "500ms", "serviceTime": "100ms",
+    "userRegions": [{"region": "east", "weight": 1}],
+    "load": {"peakRps": 100, "rpsPerReplica": 25, "curve": "flat"}})"});
+  ASSERT_TRUE(r.service.has_value()) << r.diagnostics.ToString();
+  EXPECT_EQ(r.service->name, "chat");
+  EXPECT_EQ(Base().tenants[r.service->tenant.value()].path, "acme/prod");
+  EXPECT_EQ(r.service->max_replicas, 4);
+  EXPECT_EQ(r.service->latency_slo, 500);
+  EXPECT_EQ(Base().region(r.service->user_regions.at(0).region).name, "east");
+  EXPECT_EQ(r.service->load.rps_per_replica, 25000);
+}
+
+TEST(ServiceBody, ErrorsNameTheLineAndTheFieldWithinTheService) {
+  ServiceLoad r = LoadServiceText(Base(), {"body", R"({"name": "chat", "tenant": "acme/prod",
+    "replicas": {"min": 5, "max": 4}, "speed": 3,
+    "replica": {"cpu": 8, "memory": "64Gi", "devices": {"count": 1, "models": ["H900"]}},
+    "latencySLO": "500ms"})"});
+  EXPECT_FALSE(r.service.has_value());
+  std::string text = r.diagnostics.ToString();
+  EXPECT_NE(text.find("body:2:"), std::string::npos) << text;
+  EXPECT_NE(text.find("body:2:25: replicas.min: min (5) must not exceed max (4)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("speed"), std::string::npos) << text;
+  EXPECT_NE(text.find("unknown device model \"H900\""), std::string::npos) << text;
+}
+
+TEST(ServiceBody, NamesThatCouldEscapeAPathAreRefused) {
+  for (const char* name : {"../etc", "a/b", ".hidden", ""}) {
+    ServiceLoad r = LoadServiceText(Base(), {"body", std::string(R"({"name": ")") + name +
+                                                         R"(", "tenant": "acme/prod",
+      "replicas": {"min": 1, "max": 1}, "replica": {"cpu": 1, "memory": "1Gi"},
+      "latencySLO": "1s"})"});
+    EXPECT_FALSE(r.service.has_value()) << name;
+  }
+}
+
 }  // namespace
 }  // namespace tessera

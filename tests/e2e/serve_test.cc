@@ -15,23 +15,19 @@
 
 #include "testutil/daemon_process.h"
 #include "testutil/run_tessera.h"
+#include "testutil/serve_client.h"
 
 namespace tessera {
 namespace {
 
 using json = nlohmann::json;
+using testing::Body;
 using testing::DaemonProcess;
+using testing::FreshDir;
+using testing::Http;
 using testing::RunTessera;
 
 const std::string kEnterprise = std::string(TESSERA_SOURCE_DIR) + "/examples/enterprise";
-
-std::filesystem::path FreshDir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("tessera-serve-" + name + "-" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
 
 // A small job of `tenant` (JSON), named `name`.
 std::string JobBody(const std::string& name, const std::string& tenant,
@@ -43,30 +39,6 @@ std::string JobBody(const std::string& name, const std::string& tenant,
       {"runtime", runtime},
       {"taskGroups", json::array({{{"name", "w"}, {"count", 1}, {"cpu", 2}, {"memory", "8Gi"}}})}}
       .dump();
-}
-
-struct Http {
-  httplib::Client client;
-  std::string token;
-  explicit Http(const std::string& url, std::string t = "") : client(url), token(std::move(t)) {
-    client.set_read_timeout(30);
-  }
-  httplib::Headers Headers(std::vector<std::pair<std::string, std::string>> extra = {}) const {
-    httplib::Headers h;
-    if (!token.empty()) h.emplace("Authorization", "Bearer " + token);
-    for (auto& [k, v] : extra)
-      h.emplace(k, v);
-    return h;
-  }
-  httplib::Result Get(const std::string& path) { return client.Get(path, Headers()); }
-  httplib::Result Post(const std::string& path, const std::string& body,
-                       std::vector<std::pair<std::string, std::string>> extra = {}) {
-    return client.Post(path, Headers(std::move(extra)), body, "application/json");
-  }
-};
-
-json Body(const httplib::Result& r) {
-  return r ? json::parse(r->body, nullptr, false) : json();
 }
 
 // The job `ref` as `h` sees it once in `state`, or as it last was after `tries` looks 100 ms

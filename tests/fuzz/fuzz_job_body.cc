@@ -1,6 +1,7 @@
-// Fuzzes the API's submission parsing (POST /v1/jobs): any body must give either a job or
-// diagnostics naming a line and field, never a crash, hang or sanitizer report. The job is
-// checked against the enterprise example, as `tessera serve --config examples/enterprise`.
+// Fuzzes the API's submission parsing (POST /v1/jobs and POST /v1/services): any body must
+// give either a job (a service) or diagnostics naming a line and field, never a crash, hang or
+// sanitizer report. Each body is read both ways against the enterprise example, as
+// `tessera serve --config examples/enterprise` reads it.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -26,6 +27,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tessera::JobLoad r = tessera::LoadJobText(Enterprise(), {"body", body});
   if (r.job.has_value() != r.diagnostics.empty()) std::abort();
   for (const tessera::Diagnostic& d : r.diagnostics.items()) {
+    if (d.message.empty()) std::abort();
+  }
+  tessera::ServiceLoad v = tessera::LoadServiceText(Enterprise(), {"body", body});
+  if (v.service.has_value() != v.diagnostics.empty()) std::abort();
+  for (const tessera::Diagnostic& d : v.diagnostics.items()) {
     if (d.message.empty()) std::abort();
   }
   return 0;

@@ -49,6 +49,63 @@ TEST(SqliteStore, AStoreFromANewerTesseraIsRefused) {
       << store.status().message();
 }
 
+TEST(SqliteStore, AVersionOneStoreIsMigratedKeepingItsJobs) {
+  std::string path = FreshFile("v1");
+  {
+    auto store = SqliteStore::Open(path);
+    ASSERT_TRUE(store.ok());
+    StoredJob j;
+    j.id = 1;
+    j.name = "kept";
+    j.tenant = "t";
+    j.job_class = "batch";
+    j.principal = "admin";
+    ASSERT_TRUE((*store)->InsertJob(j).get().ok());
+  }
+  {
+    // What a store written by the first release looks like: no services table, version 1.
+    auto db = Sqlite::Open(path);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)
+                    ->Exec("DROP TABLE services; UPDATE meta SET value = '1' WHERE key = "
+                           "'schema_version'")
+                    .ok());
+  }
+  auto store = SqliteStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  ASSERT_TRUE((*store)->InsertService({"chat", "t", "{}", "admin", 5}).get().ok());
+  auto snap = (*store)->Load();
+  ASSERT_TRUE(snap.ok());
+  ASSERT_EQ(snap->jobs.size(), 1u);
+  EXPECT_EQ(snap->jobs[0].name, "kept");
+  ASSERT_EQ(snap->services.size(), 1u);
+  EXPECT_EQ(snap->services[0].created, 5);
+  EXPECT_EQ(CurrentSchemaVersion(), 2);
+}
+
+TEST(SqliteStore, ServicesAreStoredAndDeleted) {
+  std::string path = FreshFile("services");
+  {
+    auto store = SqliteStore::Open(path);
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->InsertService({"b", "t/u", R"({"name":"b"})", "alice", 7}).get().ok());
+    ASSERT_TRUE((*store)->InsertService({"a", "t", R"({"name":"a"})", "bob", 8}).get().ok());
+    // A name is one service: a second insert fails and writes nothing.
+    EXPECT_FALSE((*store)->InsertService({"a", "t", "{}", "bob", 9}).get().ok());
+    ASSERT_TRUE((*store)->DeleteService("b").get().ok());
+  }
+  auto store = SqliteStore::Open(path);
+  ASSERT_TRUE(store.ok());
+  auto snap = (*store)->Load();
+  ASSERT_TRUE(snap.ok());
+  ASSERT_EQ(snap->services.size(), 1u);
+  EXPECT_EQ(snap->services[0].name, "a");
+  EXPECT_EQ(snap->services[0].tenant, "t");
+  EXPECT_EQ(snap->services[0].body, R"({"name":"a"})");
+  EXPECT_EQ(snap->services[0].principal, "bob");
+  EXPECT_EQ(snap->services[0].created, 8);
+}
+
 TEST(SqliteStore, WhatIsWrittenIsWhatLoads) {
   std::string path = FreshFile("roundtrip");
   {

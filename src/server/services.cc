@@ -1,0 +1,230 @@
+// Services through the daemon (docs/serve.md#services): submitted, listed, stopped and told
+// their load through the API; their replicas are jobs the engine's service driver asks for.
+#include <cmath>
+
+#include "config/job_json.h"
+#include "config/loader.h"
+#include "server/daemon.h"
+
+namespace tessera {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+// The service `name` as the caller may see it: another tenant's is missing (like its jobs),
+// and so is one whose insert or delete is committing. With `change` ("delete services", ...)
+// the caller must also be allowed to change the service's tenant.
+template <typename Entries>
+auto ServiceFor(Entries& services, const Caller& caller, const std::string& name,
+                const char* change = nullptr) -> Result<decltype(&services.begin()->second)> {
+  auto it = services.find(name);
+  if (it == services.end() || !it->second.durable || !caller.MaySee(it->second.stored.tenant)) {
+    return NotFound("no service \"" + name + "\"");
+  }
+  if (change != nullptr && !caller.MayChange(it->second.stored.tenant)) {
+    return PermissionDenied("principal \"" + caller.name + "\" may not " + change +
+                            " of tenant \"" + it->second.stored.tenant + "\"");
+  }
+  return &it->second;
+}
+
+}  // namespace
+
+void Daemon::DriveServices() {
+  const TimeMs now = clock_.Now();
+  for (auto& [name, e] : services_) {
+    if (!e.durable) continue;
+    ServiceLoad parsed = LoadServiceText(*spec_, {"service " + name, e.stored.body});
+    e.error = parsed.service ? "" : parsed.diagnostics.ToString();
+    if (parsed.service) (void)core_->services->Add(*parsed.service, now);  // names are unique
+  }
+}
+
+void Daemon::Rejoin(JobId id, std::vector<JobId>& orphans) {
+  const Job& job = engine_->job(id).job;
+  if (!job.labels.count(kServiceLabel)) return;
+  if (!core_->services->Adopt(id, job)) orphans.push_back(id);
+}
+
+std::optional<JobId> Daemon::SubmitReplica(Job job, TimeMs now) {
+  auto service = services_.find(job.labels[kServiceLabel]);
+  if (service == services_.end()) return std::nullopt;
+  StoredJob row;
+  row.name = job.name;
+  row.tenant = spec_->tenants[job.tenant.value()].path;
+  row.resolved = ResolvedJobJson(*spec_, job).dump();
+  row.body = row.resolved;  // made by the daemon, not submitted: its resolved form
+  row.principal = service->second.stored.principal;
+  row.job_class = std::string(WorkloadClassName(job.job_class));
+  row.submitted = now;
+  // Not waited for: the engine's thread must not block on the disk. A replica lost in a
+  // crash before its commit is replaced by the next scaling step.
+  (void)AddRow(row);
+  return Enqueue(row.id, std::move(job));
+}
+
+json Daemon::ServiceJson(const ServiceEntry& e) const {
+  const StoredService& v = e.stored;
+  json out = {{"name", v.name},
+              {"tenant", v.tenant},
+              {"submitted_by", v.principal},
+              {"created_ms", v.created},
+              {"state", e.error.empty() ? "active" : "invalid"}};
+  if (!e.error.empty()) out["error"] = e.error;
+  json spec = json::parse(v.body, nullptr, false);
+  std::optional<ServiceStatus> st = core_->services->Find(v.name, *engine_);
+  const Service* svc = nullptr;
+  for (const Service& s : core_->services->services())
+    if (s.name == v.name) svc = &s;
+  json replicas = {{"min", svc ? svc->min_replicas : 0}, {"max", svc ? svc->max_replicas : 0}};
+  replicas["wanted"] = st ? st->wanted : 0;
+  replicas["running"] = st ? st->running : 0;
+  replicas["pending"] = st ? st->pending : 0;
+  out["replicas"] = replicas;
+  json jobs = json::array();
+  if (st) {
+    for (JobId id : st->replicas)
+      if (id.value() < by_engine_.size()) jobs.push_back(by_engine_[id.value()]);
+  }
+  out["replica_jobs"] = jobs;
+  out["load"] = {{"rps", st ? std::round(st->rps * 1000) / 1000 : 0.0},
+                 {"source", st && st->reported ? "reported" : "curve"}};
+  json slo = {{"latency_ms", svc ? svc->latency_slo : 0}};
+  slo["requests"] = st ? std::round(st->requests) : 0.0;
+  slo["served_within_slo"] = st ? std::round(st->served) : 0.0;
+  slo["attainment"] = st && st->requests > 0
+                          ? json(std::round(st->served / st->requests * 1e4) / 1e4)
+                          : json(nullptr);
+  out["slo"] = slo;
+  if (!spec.is_discarded()) out["spec"] = spec;
+  return out;
+}
+
+Result<ServiceOutcome> Daemon::SubmitService(const Caller& caller, const std::string& body,
+                                             std::string* field) {
+  if (caller.role != Role::kAdmin && caller.role != Role::kMember) {
+    return PermissionDenied("the " + std::string(RoleName(caller.role)) +
+                            " role may not submit services");
+  }
+  std::shared_ptr<const Spec> spec = this->spec();
+  ServiceLoad parsed = LoadServiceText(*spec, {"body", body});
+  if (!parsed.service) {
+    if (field != nullptr) *field = parsed.diagnostics.Sorted().front().path;
+    return InvalidArgument(parsed.diagnostics.ToString());
+  }
+  const std::string name = parsed.service->name;
+  const std::string tenant = spec->tenants[parsed.service->tenant.value()].path;
+  if (!caller.MayChange(tenant)) {
+    return PermissionDenied("principal \"" + caller.name + "\" may not submit to tenant \"" +
+                            tenant + "\"");
+  }
+  std::shared_future<Status> durable;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = services_.find(name);
+    if (it != services_.end()) {
+      // Another tenant's service of that name is not revealed beyond the conflict.
+      if (it->second.durable && it->second.stored.body == body && caller.MaySee(tenant)) {
+        return ServiceOutcome{ServiceJson(it->second), true};
+      }
+      return AlreadyExists("a service named \"" + name +
+                           "\" exists; delete it first to replace it");
+    }
+    StoredService v{name, tenant, body, caller.name, clock_.Now()};
+    services_[name] = {v, "", false};
+    durable = store_->InsertService(std::move(v));
+  }
+  Status s = durable.get();
+  std::lock_guard<std::mutex> lock(mu_);
+  ServiceEntry& e = services_[name];
+  if (!s.ok()) {
+    services_.erase(name);
+    return Unavailable("the store did not accept the service: " + s.message());
+  }
+  e.durable = true;
+  Service service = *parsed.service;
+  if (spec != spec_) {
+    // Reloaded meanwhile: the service's ids are the old configuration's.
+    ServiceLoad again = LoadServiceText(*spec_, {"service " + name, body});
+    e.error = again.service ? "" : again.diagnostics.ToString();
+    if (!again.service) return ServiceOutcome{ServiceJson(e), false};
+    service = *again.service;
+  }
+  (void)core_->services->Add(service, clock_.Now());  // the name was reserved above
+  RunEngine();
+  Poke();
+  return ServiceOutcome{ServiceJson(e), false};
+}
+
+json Daemon::ListServices(const Caller& caller) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  json items = json::array();
+  for (const auto& [name, e] : services_)
+    if (e.durable && caller.MaySee(e.stored.tenant)) items.push_back(ServiceJson(e));
+  return items;
+}
+
+Result<json> Daemon::GetService(const Caller& caller, const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto e = ServiceFor(services_, caller, name);
+  if (!e.ok()) return e.status();
+  return ServiceJson(**e);
+}
+
+Result<json> Daemon::DeleteService(const Caller& caller, const std::string& name) {
+  std::shared_future<Status> durable;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto e = ServiceFor(services_, caller, name, "delete services");
+    if (!e.ok()) return e.status();
+    (*e)->durable = false;  // hidden while the delete commits
+    durable = store_->DeleteService(name);
+  }
+  Status s = durable.get();
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = services_.find(name);
+  if (!s.ok()) {
+    it->second.durable = true;
+    return Unavailable("the store did not record the deletion: " + s.message());
+  }
+  json out = ServiceJson(it->second);
+  (void)core_->services->Remove(name, replica_host(),
+                                clock_.Now());  // an invalid one is not driven
+  services_.erase(it);
+  RunEngine();
+  Poke();
+  out["state"] = "deleted";
+  return out;
+}
+
+Result<json> Daemon::ReportLoad(const Caller& caller, const std::string& name,
+                                const std::string& body, std::string* field) {
+  json in = json::parse(body, nullptr, false);
+  auto bad = [&](const std::string& f, const std::string& message) {
+    if (field != nullptr) *field = f;
+    return InvalidArgument(message);
+  };
+  if (!in.is_object()) return bad("", "the body must be a JSON object {\"rps\": number}");
+  for (const auto& [key, value] : in.items())
+    if (key != "rps") return bad(key, "unknown field \"" + key + "\"; expected rps");
+  if (!in.contains("rps")) return bad("rps", "missing field \"rps\"");
+  if (!in["rps"].is_number() || in["rps"].get<double>() < 0) {
+    return bad("rps", "rps must be a number >= 0, got " + in["rps"].dump());
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto e = ServiceFor(services_, caller, name, "report the load of services");
+  if (!e.ok()) return e.status();
+  if (!(*e)->error.empty()) {
+    return FailedPrecondition("service \"" + name + "\" is not running: " + (*e)->error);
+  }
+  const TimeMs now = clock_.Now();
+  if (Status s = core_->services->ReportLoad(name, in["rps"].get<double>(), now); !s.ok()) return s;
+  // Scaled to it at once, not at the next interval.
+  core_->services->Step(*engine_, replica_host(), now);
+  RunEngine();
+  Poke();
+  return ServiceJson(**e);
+}
+
+}  // namespace tessera
