@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -137,6 +138,56 @@ TEST(ServeServices, ReplicasFollowTheLoadSurviveAKill9AndStopWithTheirService) {
   EXPECT_EQ(third.Get("/v1/services/chat")->status, 404);
   EXPECT_EQ(Body(third.Get("/v1/services"))["items"].size(), 0u);
   EXPECT_EQ(Body(third.Get("/v1/jobs?state=active&limit=1000"))["items"].size(), 0u);
+  EXPECT_EQ(d.Stop(), 0) << d.log();
+}
+
+TEST(ServeServices, AReloadKeepsReplicasWhereTheyRunOrMarksTheServiceInvalid) {
+  auto dir = FreshDir("services-reload");
+  std::filesystem::path conf = dir / "conf";
+  std::filesystem::copy(kEnterprise, conf, std::filesystem::copy_options::recursive);
+  DaemonProcess d(dir, conf.string());
+  d.set_extra_args({"--scale-interval", "1s"});
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http admin(d.url(), d.admin_token());
+  ASSERT_EQ(admin.Post("/v1/services", Chat().dump())->status, 201);
+  json v = WaitForReplicas(admin, "chat", 4);
+  ASSERT_EQ(v["replicas"]["running"], 4) << v.dump();
+  const std::set<int64_t> before = Ids(v);
+
+  // The same configuration again: the replicas rejoin the service where they run.
+  auto r = admin.Post("/v1/policies/reload", "");
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "");
+  EXPECT_EQ(Body(r)["jobs"]["resumed"], 4) << r->body;
+  v = WaitForReplicas(admin, "chat", 4);
+  EXPECT_EQ(v["state"], "active");
+  EXPECT_EQ(Ids(v), before) << v.dump();
+  for (int64_t id : before) {
+    json e = Body(admin.Get("/v1/jobs/" + std::to_string(id) + "/explain"));
+    EXPECT_EQ(e["decisions"].back()["reason"], "adopted") << e.dump();
+  }
+
+  // The service's tenant renamed: the service is invalid, with the reason, and runs nothing.
+  std::filesystem::remove(conf / "jobs.yaml");
+  std::filesystem::remove(conf / "services.yaml");
+  std::string tenants = testing::ReadText(conf / "tenants.yaml");
+  size_t at = tenants.find("- name: assistant\n");
+  ASSERT_NE(at, std::string::npos);
+  tenants.replace(at, 17, "- name: assistant2");
+  std::ofstream(conf / "tenants.yaml") << tenants;
+  r = admin.Post("/v1/policies/reload", "");
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "");
+  ASSERT_EQ(Body(r)["applied"], true) << r->body;
+  v = Body(admin.Get("/v1/services/chat"));
+  EXPECT_EQ(v["state"], "invalid") << v.dump();
+  EXPECT_NE(v.value("error", "").find("consumer/search/assistant"), std::string::npos) << v.dump();
+  EXPECT_EQ(v["replicas"]["running"], 0);
+  for (int64_t id : before) {
+    json j = Body(admin.Get("/v1/jobs/" + std::to_string(id)));
+    EXPECT_TRUE(j["state"] == "failed" || j["state"] == "cancelled") << j.dump();
+  }
+  EXPECT_EQ(admin.Post("/v1/services/chat/load", R"({"rps": 5})")->status, 409);
+  EXPECT_EQ(admin.Delete("/v1/services/chat")->status, 200);
+  EXPECT_EQ(admin.Get("/v1/services/chat")->status, 404);
   EXPECT_EQ(d.Stop(), 0) << d.log();
 }
 
