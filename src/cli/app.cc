@@ -50,6 +50,7 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   RegisterServe(app, out, err, code);
   RegisterClient(app, out, err, code);
   RegisterServiceClient(app, out, err, code);
+  RegisterDecisionClient(app, out, err, code);
   RegisterCompletion(app, out, code);
   // `tessera help [COMMAND...]` is `tessera [COMMAND...] --help`.
   std::vector<std::string> argv = args;

@@ -272,17 +272,9 @@ void Audit(const Common& c, const std::string& since, const std::string& princip
   if (!cfg) return;
   std::string q = "/v1/audit?limit=" + std::to_string(std::clamp(limit, 1, 1000));
   if (!since.empty()) {
-    auto d = ParseDuration(since);
-    if (!d.ok()) {
-      x.err << "error: --since: expected a duration such as 30m, 24h or 7d, got \"" << since
-            << "\"\n";
-      x.code = kExitInvalidInput;
-      return;
-    }
-    auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-                   .count();
-    q += "&since_ms=" + std::to_string(std::max<int64_t>(0, now - *d));
+    std::optional<int64_t> ms = SinceMs(since, x);
+    if (!ms) return;
+    q += "&since_ms=" + std::to_string(*ms);
   }
   if (!principal.empty()) q += "&principal=" + Encode(principal);
   HttpReply r = Call(*cfg, "GET", q);

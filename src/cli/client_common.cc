@@ -7,6 +7,7 @@
 
 #include "cli/app.h"
 #include "cli/output.h"
+#include "common/quantity.h"
 
 namespace tessera::cli {
 
@@ -79,4 +80,18 @@ std::string Time(const json& ms) {
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&tt));
   return buf;
 }
+std::optional<int64_t> SinceMs(const std::string& since, Ctx& x) {
+  auto d = ParseDuration(since);
+  if (!d.ok()) {
+    x.err << "error: --since: expected a duration such as 30m, 24h or 7d, got \"" << since
+          << "\"\n";
+    x.code = kExitInvalidInput;
+    return std::nullopt;
+  }
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  return std::max<int64_t>(0, now - *d);
+}
+
 }  // namespace tessera::cli

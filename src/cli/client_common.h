@@ -43,6 +43,10 @@ std::string Encode(const std::string& s);
 // Resolves the client's config, or reports and sets the exit code.
 std::optional<ClientConfig> Config(const Common& c, Ctx& x);
 
+// `--since D` (30m, 24h, 7d) as milliseconds since the epoch, or reports and sets the exit
+// code.
+std::optional<int64_t> SinceMs(const std::string& since, Ctx& x);
+
 // Milliseconds since the epoch as an ISO 8601 UTC time; "-" when not a number.
 std::string Time(const nlohmann::ordered_json& ms);
 

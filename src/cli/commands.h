@@ -19,6 +19,8 @@ void RegisterServe(CLI::App& app, std::ostream& out, std::ostream& err, int& cod
 void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
 // After RegisterClient: get services, describe service, delete service.
 void RegisterServiceClient(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
+// After RegisterClient: get decisions.
+void RegisterDecisionClient(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
 // Register last: the script is generated from every command registered before it.
 void RegisterCompletion(CLI::App& app, std::ostream& out, int& code);
 

@@ -77,11 +77,23 @@ std::string RouteOf(const std::string& path) {
     size_t slash = path.find('/', prefix.size());
     return slash == std::string::npos ? route : route + path.substr(slash);
   }
-  static const std::set<std::string> kKnown = {
-      "/healthz",    "/readyz",        "/metrics",   "/openapi.json",         "/v1/jobs",
-      "/v1/audit",   "/v1/principals", "/v1/whoami", "/v1/regions",           "/v1/clusters",
-      "/v1/nodes",   "/v1/tenants",    "/v1/costs",  "/v1/policies/validate", "/v1/policies/reload",
-      "/v1/services"};
+  static const std::set<std::string> kKnown = {"/healthz",
+                                               "/readyz",
+                                               "/metrics",
+                                               "/openapi.json",
+                                               "/v1/jobs",
+                                               "/v1/audit",
+                                               "/v1/principals",
+                                               "/v1/whoami",
+                                               "/v1/regions",
+                                               "/v1/clusters",
+                                               "/v1/nodes",
+                                               "/v1/tenants",
+                                               "/v1/costs",
+                                               "/v1/policies/validate",
+                                               "/v1/policies/reload",
+                                               "/v1/services",
+                                               "/v1/decisions"};
   return kKnown.count(path) ? path : "other";
 }
 
@@ -389,6 +401,33 @@ class Api {
                });
              });
     }
+    s.Get("/v1/decisions", [this](const httplib::Request& req, httplib::Response& res) {
+      auto caller = Authenticate(req, res);
+      if (!caller) return;
+      DecisionQuery q;
+      auto after = IntParam(req, "after", 0);
+      auto limit = IntParam(req, "limit", 100);
+      auto since = IntParam(req, "since_ms", 0);
+      if (!after.ok()) return SendStatus(res, after.status(), "after");
+      if (!limit.ok()) return SendStatus(res, limit.status(), "limit");
+      if (!since.ok()) return SendStatus(res, since.status(), "since_ms");
+      q.after = *after;
+      q.limit = static_cast<int>(std::clamp<int64_t>(*limit, 1, 1000));
+      q.since = *since;
+      q.kind = req.get_param_value("kind");
+      static const std::set<std::string> kKinds = {
+          "", "start", "preempt", "requeue", "migrate", "finish", "fail", "cancel", "idle"};
+      if (!kKinds.count(q.kind)) {
+        return SendError(res, 400,
+                         "kind must be one of start, preempt, requeue, migrate, finish, fail, "
+                         "cancel, idle; got \"" +
+                             q.kind + "\"",
+                         "kind");
+      }
+      auto out = d_.Decisions(*caller, q);
+      if (!out.ok()) return SendStatus(res, out.status());
+      SendJson(res, 200, *out);
+    });
     s.Get("/v1/audit", [this](const httplib::Request& req, httplib::Response& res) {
       auto caller = Authenticate(req, res);
       if (!caller) return;

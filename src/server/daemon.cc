@@ -623,6 +623,35 @@ Result<json> Daemon::Explain(const Caller& caller, const std::string& ref,
   return out;
 }
 
+Result<json> Daemon::Decisions(const Caller& caller, DecisionQuery q) const {
+  const int want = std::clamp(q.limit, 1, 1000);
+  q.limit = 1000;
+  json items = json::array();
+  // Reads on until the page is full: rows of jobs the caller may not see are skipped.
+  for (int reads = 0; reads < 20; ++reads) {
+    auto rows = store_->QueryDecisionLog(q);
+    if (!rows.ok()) return rows.status();
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const StoredDecision& d : *rows) {
+      q.after = d.seq;
+      if (d.job < 1 || d.job > static_cast<int64_t>(jobs_.size())) continue;
+      const StoredJob& j = jobs_[d.job - 1];
+      if (!caller.MaySee(j.tenant)) continue;
+      json line = {{"seq", d.seq},
+                   {"time_ms", d.time},
+                   {"kind", d.kind},
+                   {"job", {{"id", j.id}, {"name", j.name}, {"tenant", j.tenant}}},
+                   {"reason", d.reason}};
+      auto detail = json::parse(d.detail, nullptr, false);
+      if (!detail.is_discarded() && !detail.empty()) line["detail"] = detail;
+      items.push_back(std::move(line));
+      if (static_cast<int>(items.size()) == want) return json{{"items", items}, {"next", d.seq}};
+    }
+    if (static_cast<int>(rows->size()) < q.limit) return json{{"items", items}};
+  }
+  return json{{"items", items}, {"next", q.after}};
+}
+
 Status Daemon::PutPrincipal(const Caller& caller, Principal p) {
   if (caller.role != Role::kAdmin) return PermissionDenied("only admins manage principals");
   std::optional<Role> role = ParseRole(p.role);

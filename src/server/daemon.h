@@ -109,6 +109,10 @@ class Daemon {
   Result<nlohmann::ordered_json> ReportLoad(const Caller& caller, const std::string& name,
                                             const std::string& body, std::string* field = nullptr);
 
+  // The decision log across the jobs the caller may see (`q.limit` of them at most), each
+  // with its job's id, name and tenant: {items, next}; `next` (a seq) when there may be more.
+  Result<nlohmann::ordered_json> Decisions(const Caller& caller, DecisionQuery q) const;
+
   // The fleet as the engine sees it now: clusters with node and device counts.
   nlohmann::ordered_json Clusters() const;
   // Nodes (of `cluster`, or all) from cell index `after` on, at most `limit`; `*next` is the

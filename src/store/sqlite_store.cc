@@ -335,6 +335,24 @@ Result<std::vector<AuditEntry>> SqliteStore::QueryAudit(const AuditQuery& aq) {
   return out;
 }
 
+Result<std::vector<StoredDecision>> SqliteStore::QueryDecisionLog(const DecisionQuery& dq) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  auto q = reader_db_->Prepare(
+      "SELECT seq, time_ms, kind, job_id, reason, detail FROM decisions WHERE seq > ?1 AND "
+      "time_ms >= ?2 AND (?3 = '' OR kind = ?3) ORDER BY seq LIMIT ?4");
+  if (!q.ok()) return q.status();
+  q->Bind(1, dq.after).Bind(2, dq.since.value_or(0)).Bind(3, dq.kind);
+  q->Bind(4, int64_t{dq.limit});
+  std::vector<StoredDecision> out;
+  if (Status s = q->Each([&] {
+        out.push_back({q->Int(0), q->Int(1), q->Text(2), q->Int(3), q->Text(4), q->Text(5)});
+      });
+      !s.ok()) {
+    return s;
+  }
+  return out;
+}
+
 Result<std::vector<CostTotal>> SqliteStore::QueryCosts(TimeMs since, TimeMs until, TimeMs now) {
   std::lock_guard<std::mutex> lock(read_mu_);
   auto q = reader_db_->Prepare(

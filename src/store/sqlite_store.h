@@ -30,6 +30,13 @@ struct AuditQuery {
   int limit = 100;
 };
 
+struct DecisionQuery {
+  std::optional<TimeMs> since;
+  std::string kind;   // "" = every kind
+  int64_t after = 0;  // seq: for paging
+  int limit = 100;
+};
+
 class SqliteStore {
  public:
   // Opens or creates the file and brings its schema up to date.
@@ -63,6 +70,8 @@ class SqliteStore {
 
   Result<std::vector<AuditEntry>> QueryAudit(const AuditQuery& q);
   Result<std::vector<StoredDecision>> QueryDecisions(int64_t job);
+  // The decision log across jobs, in order.
+  Result<std::vector<StoredDecision>> QueryDecisionLog(const DecisionQuery& dq);
   // Spending within [since, until), by (tenant, cluster, model); open rows run until `now`.
   Result<std::vector<CostTotal>> QueryCosts(TimeMs since, TimeMs until, TimeMs now);
 

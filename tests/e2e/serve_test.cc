@@ -5,6 +5,7 @@
 #include <httplib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -782,6 +783,65 @@ TEST(Serve, AReloadPutsEditedPoliciesInForceAndRunningJobsGoOn) {
   ASSERT_TRUE(d.Start()) << d.log();
   EXPECT_EQ(Body(Http(d.url(), d.admin_token()).Get("/v1/jobs/llm-pretrain-70b"))["placement"],
             before["placement"]);
+}
+
+TEST(Serve, TheDecisionLogAcrossJobsIsScopedAndPaged) {
+  auto dir = FreshDir("decisions");
+  DaemonProcess d(dir, kEnterprise);
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http admin(d.url(), d.admin_token());
+  Http ads(d.url(), testing::TokenOf(admin, "adam", "member", "consumer/ads"));
+  for (const char* name : {"d1", "d2", "d3"})
+    ASSERT_EQ(admin.Post("/v1/jobs", JobBody(name, "consumer/ads/ctr"))->status, 201);
+  ASSERT_EQ(admin.Post("/v1/jobs", JobBody("v1", "ai-lab/applied/vision"))->status, 201);
+  for (const char* name : {"d1", "d2", "d3", "v1"})
+    ASSERT_EQ(WaitForState(admin, name, "running")["state"], "running") << name;
+  ASSERT_EQ(admin.Post("/v1/jobs/d2/cancel", "")->status, 202);
+  WaitForState(admin, "d2", "cancelled");
+
+  json all = Body(admin.Get("/v1/decisions"));
+  ASSERT_EQ(all["items"].size(), 5u) << all.dump();
+  EXPECT_FALSE(all.contains("next"));
+  std::set<std::string> started;
+  for (const json& e : all["items"])
+    if (e["kind"] == "start") started.insert(e["job"]["name"]);
+  EXPECT_EQ(started, (std::set<std::string>{"d1", "d2", "d3", "v1"})) << all.dump();
+  EXPECT_EQ(all["items"][4]["kind"], "cancel");
+  EXPECT_EQ(all["items"][4]["job"]["name"], "d2");
+  EXPECT_TRUE(all["items"][0]["detail"].contains("nodes")) << all.dump();
+  EXPECT_EQ(Body(admin.Get("/v1/decisions?kind=start"))["items"].size(), 4u);
+  // Pages: two, two, one, in order and without repeats.
+  std::vector<int64_t> seqs;
+  json page = Body(admin.Get("/v1/decisions?limit=2"));
+  for (int i = 0; i < 5 && page.is_object(); ++i) {
+    for (const json& e : page["items"])
+      seqs.push_back(e["seq"]);
+    if (!page.contains("next")) break;
+    page = Body(admin.Get("/v1/decisions?limit=2&after=" + page["next"].dump()));
+  }
+  ASSERT_EQ(seqs.size(), 5u);
+  EXPECT_TRUE(std::is_sorted(seqs.begin(), seqs.end()));
+  EXPECT_EQ(std::set<int64_t>(seqs.begin(), seqs.end()).size(), 5u);
+  // A member sees its own subtree's decisions only.
+  json mine = Body(ads.Get("/v1/decisions"));
+  ASSERT_EQ(mine["items"].size(), 4u) << mine.dump();
+  for (const json& e : mine["items"])
+    EXPECT_EQ(e["job"]["tenant"], "consumer/ads/ctr") << e.dump();
+  auto bad = admin.Get("/v1/decisions?kind=explode");
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_EQ(Body(bad)["field"], "kind");
+  EXPECT_EQ(admin.Get("/v1/decisions?limit=-1")->status, 400);
+  EXPECT_EQ(Http(d.url()).Get("/v1/decisions")->status, 401);
+  // The CLI.
+  std::string out;
+  ASSERT_EQ(RunTessera("get decisions --kind start --since 1h", &out, true, d.CliEnv()), 0) << out;
+  EXPECT_NE(out.find("TIME"), std::string::npos) << out;
+  for (const char* name : {" d1 ", " d3 ", " v1 "})
+    EXPECT_NE(out.find(name), std::string::npos) << out;
+  EXPECT_EQ(out.find("cancel"), std::string::npos) << out;
+  ASSERT_EQ(RunTessera("get decisions --limit 3 -o json", &out, false, d.CliEnv()), 0) << out;
+  EXPECT_EQ(json::parse(out, nullptr, false)["items"].size(), 3u) << out;
+  EXPECT_EQ(RunTessera("get decisions --since soon", &out, true, d.CliEnv()), 2) << out;
 }
 
 }  // namespace
