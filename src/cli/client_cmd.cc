@@ -638,6 +638,22 @@ void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& co
       Print(r.body, c->output, ctx->out,
             [&] { ctx->out << "principal " << (*p)[0] << " (" << (*p)[1] << ")\n"; });
     });
+    auto* del = cmd->add_subcommand("delete", "Delete a principal and its tokens");
+    auto dc = std::make_shared<Common>();
+    auto who = std::make_shared<std::string>();
+    AddCommon(del, *dc);
+    del->add_option("NAME", *who, "The principal's name")->required();
+    del->callback([=] {
+      auto cfg = Config(*dc, *ctx);
+      if (!cfg) return;
+      HttpReply r = Call(*cfg, "DELETE", "/v1/principals/" + Encode(*who));
+      if (r.status != 200) {
+        ctx->code = ReportFailure(r, ctx->err);
+        return;
+      }
+      Print(r.body, dc->output, ctx->out,
+            [&] { ctx->out << "principal " << *who << " deleted, with its tokens\n"; });
+    });
   }
   {
     auto* cmd = app.add_subcommand("token", "Issue tokens (admins)");

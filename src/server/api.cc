@@ -502,6 +502,18 @@ class Api {
         items.push_back({{"name", p.name}, {"role", p.role}, {"tenant", p.tenant}});
       SendJson(res, 200, {{"items", items}});
     });
+    s.Delete(R"(/v1/principals/([^/]+))",
+             [this](const httplib::Request& req, httplib::Response& res) {
+               Mutating(req, res, [&](const Caller& c) -> std::string {
+                 const std::string name = req.matches[1];
+                 if (Status done = d_.DeletePrincipal(c, name); !done.ok()) {
+                   SendStatus(res, done);
+                   return done.message();
+                 }
+                 SendJson(res, 200, {{"name", name}, {"deleted", true}});
+                 return "deleted principal " + name;
+               });
+             });
     s.Delete(R"(/v1/principals/([^/]+)/tokens)", [this](const httplib::Request& req,
                                                         httplib::Response& res) {
       Mutating(req, res, [&](const Caller& c) -> std::string {

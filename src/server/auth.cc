@@ -118,6 +118,12 @@ std::vector<Principal> Authenticator::Principals() const {
   return out;
 }
 
+void Authenticator::Remove(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  principals_.erase(name);
+  std::erase_if(tokens_, [&](const auto& kv) { return kv.second.principal == name; });
+}
+
 size_t Authenticator::RevokeTokens(const std::string& principal) {
   std::lock_guard<std::mutex> lock(mu_);
   return std::erase_if(tokens_, [&](const auto& kv) { return kv.second.principal == principal; });

@@ -55,6 +55,8 @@ class Authenticator {
   void AddToken(const StoredToken& t);
   std::optional<Principal> Find(const std::string& name) const;
   std::vector<Principal> Principals() const;
+  // Forgets the principal and its tokens.
+  void Remove(const std::string& name);
   // Forgets every token of `principal`; returns how many.
   size_t RevokeTokens(const std::string& principal);
   // The caller of a request's `Authorization: Bearer T` header at `now`; errors say why

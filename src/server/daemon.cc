@@ -671,6 +671,22 @@ Status Daemon::PutPrincipal(const Caller& caller, Principal p) {
   return Status::Ok();
 }
 
+Status Daemon::DeletePrincipal(const Caller& caller, const std::string& name) {
+  if (caller.role != Role::kAdmin) return PermissionDenied("only admins delete principals");
+  std::optional<Principal> p = auth_.Find(name);
+  if (!p) return NotFound("no principal \"" + name + "\"");
+  if (name == caller.name) return FailedPrecondition("a principal cannot delete itself");
+  if (p->role == "admin") {
+    size_t admins = 0;
+    for (const Principal& other : auth_.Principals())
+      admins += other.role == "admin";
+    if (admins <= 1) return FailedPrecondition("\"" + name + "\" is the last admin");
+  }
+  if (Status s = store_->DeletePrincipal(name).get(); !s.ok()) return s;
+  auth_.Remove(name);
+  return Status::Ok();
+}
+
 Result<size_t> Daemon::RevokeTokens(const Caller& caller, const std::string& principal) {
   if (caller.role != Role::kAdmin) return PermissionDenied("only admins revoke tokens");
   if (!auth_.Find(principal)) return NotFound("no principal \"" + principal + "\"");

@@ -133,6 +133,9 @@ class Daemon {
 
   // Creates (or replaces) a principal; admins only.
   Status PutPrincipal(const Caller& caller, Principal p);
+  // Deletes a principal and its tokens (durable first); admins only, and never the caller
+  // itself or the last admin. What it submitted stays, recorded under its name.
+  Status DeletePrincipal(const Caller& caller, const std::string& name);
   // Revokes every token of `principal` (durable first); admins only. Returns how many.
   Result<size_t> RevokeTokens(const Caller& caller, const std::string& principal);
   // A new token for `principal`, valid until `expires` (nullopt = no expiry); admins only.

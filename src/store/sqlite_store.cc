@@ -8,7 +8,7 @@ struct SqliteStore::Statements {
   Sqlite* db = nullptr;
   SqliteStatement insert_job, update_job, decision, audit, principal, token, node_flags;
   SqliteStatement insert_cost, end_cost, end_open_costs, alive, delete_tokens;
-  SqliteStatement insert_service, delete_service;
+  SqliteStatement insert_service, delete_service, delete_principal;
 };
 
 namespace {
@@ -68,6 +68,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
             "INSERT INTO services(name, tenant, body, principal, created_ms) "
             "VALUES(?1, ?2, ?3, ?4, ?5)"},
            {&st->delete_service, "DELETE FROM services WHERE name = ?1"},
+           {&st->delete_principal, "DELETE FROM principals WHERE name = ?1"},
            {&st->alive,
             "INSERT INTO meta(key, value) VALUES('alive_ms', ?1) ON CONFLICT(key) DO UPDATE SET "
             "value = excluded.value"},
@@ -190,6 +191,13 @@ std::shared_future<Status> SqliteStore::PutToken(StoredToken t) {
 
 std::shared_future<Status> SqliteStore::DeleteTokens(const std::string& principal) {
   return Enqueue([principal](Statements& st) { return st.delete_tokens.Bind(1, principal).Run(); });
+}
+
+std::shared_future<Status> SqliteStore::DeletePrincipal(const std::string& name) {
+  return Enqueue([name](Statements& st) {
+    if (Status s = st.delete_tokens.Bind(1, name).Run(); !s.ok()) return s;
+    return st.delete_principal.Bind(1, name).Run();
+  });
 }
 
 std::shared_future<Status> SqliteStore::PutNodeFlags(NodeFlags f) {

@@ -56,6 +56,8 @@ class SqliteStore {
   std::shared_future<Status> PutPrincipal(Principal p);
   std::shared_future<Status> PutToken(StoredToken t);
   std::shared_future<Status> DeleteTokens(const std::string& principal);
+  // The principal and its tokens, in one transaction.
+  std::shared_future<Status> DeletePrincipal(const std::string& name);
   std::shared_future<Status> PutNodeFlags(NodeFlags f);
   std::shared_future<Status> InsertService(StoredService s);
   std::shared_future<Status> DeleteService(const std::string& name);

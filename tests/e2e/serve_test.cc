@@ -337,8 +337,35 @@ TEST(Serve, AMemberSeesAndChangesOnlyItsOwnTenantSubtree) {
   ASSERT_TRUE(d.Start()) << d.log();
   Http vision_again(d.url(), vision.token);
   EXPECT_EQ(vision_again.Get("/v1/jobs")->status, 401);
-  json principals = Body(Http(d.url(), d.admin_token()).Get("/v1/principals"));
+  Http admin_again(d.url(), d.admin_token());
+  json principals = Body(admin_again.Get("/v1/principals"));
   EXPECT_EQ(principals["items"].size(), 5u) << principals.dump();
+
+  // Deleted, a principal and its tokens are gone, also after a restart; its jobs stay. Only
+  // admins delete; never themselves nor the last admin.
+  Http ads_again(d.url(), ads.token);
+  EXPECT_EQ(ads_again.Delete("/v1/principals/vic")->status, 403);
+  EXPECT_EQ(admin_again.Delete("/v1/principals/admin")->status, 409);
+  EXPECT_EQ(admin_again.Delete("/v1/principals/nobody")->status, 404);
+  ASSERT_EQ(RunTessera("principal delete adam", &out, true, d.CliEnv()), 0) << out;
+  EXPECT_NE(out.find("principal adam deleted"), std::string::npos) << out;
+  EXPECT_EQ(ads_again.Get("/v1/jobs")->status, 401);
+  EXPECT_EQ(RunTessera("principal delete adam", &out, true, d.CliEnv()), 5) << out;
+  ASSERT_EQ(admin_again.Post("/v1/principals", R"({"name": "root2", "role": "admin"})")->status,
+            201);
+  std::string root2 = Body(admin_again.Post("/v1/principals/root2/tokens", "{}"))["token"];
+  EXPECT_EQ(Http(d.url(), root2).Delete("/v1/principals/admin")->status, 200);
+  EXPECT_EQ(Http(d.url(), root2).Delete("/v1/principals/root2")->status, 409);  // itself
+  d.Kill9();
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http root(d.url(), root2);
+  principals = Body(root.Get("/v1/principals"));
+  std::set<std::string> names;
+  for (const json& p : principals["items"])
+    names.insert(p["name"]);
+  EXPECT_EQ(names, (std::set<std::string>{"otto", "root2", "vera", "vic"})) << principals.dump();
+  EXPECT_EQ(Http(d.url(), d.admin_token()).Get("/v1/jobs")->status, 401);
+  EXPECT_EQ(Body(root.Get("/v1/jobs/ads-job"))["submitted_by"], "adam");
 }
 
 // kill -9 at random moments during a storm of submissions: every acknowledged submission is
