@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -32,6 +33,7 @@ struct ServeArgs {
   std::string ready_file;
   std::string tls_cert, tls_key;  // both or neither: HTTPS
   std::string scale_interval = "30s";
+  bool log_requests = false;
 };
 
 void Log(std::ostream& err, const std::string& level, const std::string& msg, json fields = {}) {
@@ -152,7 +154,15 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
     server = std::make_unique<httplib::Server>();
   }
   httplib::Server& http = *server;
-  auto api = InstallApi(http, **daemon, ApiOptions{});
+  ApiOptions api_options;
+  if (a.log_requests) {
+    auto mu = std::make_shared<std::mutex>();
+    api_options.request_log = [&err, mu](json fields) {
+      std::lock_guard<std::mutex> lock(*mu);  // whole lines from many worker threads
+      Log(err, "info", "request", std::move(fields));
+    };
+  }
+  auto api = InstallApi(http, **daemon, api_options);
   int port = listen->second;
   if (port == 0) {
     port = http.bind_to_any_port(listen->first);
@@ -207,6 +217,8 @@ void RegisterServe(CLI::App& app, std::ostream& out, std::ostream& err, int& cod
       ->capture_default_str();
   cmd->add_option("--tls-cert", a->tls_cert, "Serve HTTPS with this certificate (PEM)");
   cmd->add_option("--tls-key", a->tls_key, "The certificate's private key (PEM)");
+  cmd->add_flag("--log-requests", a->log_requests,
+                "Log every request as a JSON line: method, path, status, milliseconds, remote");
   cmd->add_option("--scale-interval", a->scale_interval,
                   "How often services are scaled to their load (at least 1s)")
       ->capture_default_str();

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -187,7 +188,16 @@ class Api {
     s.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
       double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - request_start).count();
-      d_.metrics().ObserveRequest(RouteOf(req.path), req.method, res.status, seconds);
+      const std::string route = RouteOf(req.path);
+      d_.metrics().ObserveRequest(route, req.method, res.status, seconds);
+      if (options_.request_log) {
+        options_.request_log({{"method", req.method},
+                              {"path", req.path},
+                              {"route", route},
+                              {"status", res.status},
+                              {"ms", std::round(seconds * 1e5) / 100},
+                              {"remote", req.remote_addr}});
+      }
     });
     s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(d_.metrics().Render(d_.Gauges()), "text/plain; version=0.0.4");

@@ -7,7 +7,9 @@
 
 #include <httplib.h>
 
+#include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "server/daemon.h"
@@ -17,6 +19,9 @@ namespace tessera {
 struct ApiOptions {
   size_t max_body_bytes = 1 << 20;
   int threads = 32;  // workers; submissions wait on the store's group commit
+  // When set, called after every request with {method, path, route, status, ms, remote}
+  // (from the worker thread that answered it).
+  std::function<void(nlohmann::ordered_json)> request_log;
 };
 
 class Api;

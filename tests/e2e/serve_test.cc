@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "testutil/daemon_process.h"
@@ -437,6 +438,7 @@ double Sample(const std::string& text, const std::string& series) {
 TEST(Serve, MetricsShowRequestsDecisionsQueuesAndAllocation) {
   auto dir = FreshDir("metrics");
   DaemonProcess d(dir, kEnterprise);
+  d.set_extra_args({"--log-requests"});
   ASSERT_TRUE(d.Start()) << d.log();
   Http admin(d.url(), d.admin_token());
   for (int i = 0; i < 3; ++i) {
@@ -483,6 +485,26 @@ TEST(Serve, MetricsShowRequestsDecisionsQueuesAndAllocation) {
   EXPECT_EQ(Sample(text, R"(tessera_devices{cluster="north-h800",model="H800"})"), 2048) << text;
   EXPECT_NE(text.find("tessera_http_request_duration_seconds_bucket{route=\"/v1/jobs\""),
             std::string::npos);
+  // --log-requests: every request is a JSON line on standard error.
+  EXPECT_EQ(d.Stop(), 0);
+  std::istringstream log(d.log());
+  int created = 0, refused = 0, lines = 0;
+  for (std::string line; std::getline(log, line);) {
+    json l = json::parse(line, nullptr, false);
+    if (!l.is_object()) continue;  // the log file also holds standard output
+    ++lines;
+    EXPECT_TRUE(l.contains("ts_ms") && l.contains("level")) << line;
+    if (l["msg"] != "request" || l["path"] != "/v1/jobs") continue;
+    EXPECT_EQ(l["method"], "POST") << line;
+    EXPECT_EQ(l["route"], "/v1/jobs") << line;
+    EXPECT_GE(l["ms"].get<double>(), 0) << line;
+    EXPECT_EQ(l["remote"], "127.0.0.1") << line;
+    created += l["status"] == 201;
+    refused += l["status"] == 400;
+  }
+  EXPECT_EQ(created, 4) << d.log();
+  EXPECT_EQ(refused, 1) << d.log();
+  EXPECT_GT(lines, 5);
 }
 
 }  // namespace
