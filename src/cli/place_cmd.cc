@@ -43,18 +43,6 @@ std::string_view OutcomeName(PlaceOutcome o) {
   return "?";
 }
 
-// The declared workload as FGD's target: each distinct task shape weighted by its task count.
-TargetWorkload DeclaredWorkload(const Spec& spec) {
-  std::vector<std::pair<const TaskRequest*, int64_t>> reqs;
-  for (const Job& j : spec.jobs) {
-    for (const TaskGroup& g : j.task_groups)
-      reqs.push_back({&g.request, g.count});
-  }
-  for (const Service& s : spec.services)
-    reqs.push_back({&s.replica, std::max(1, s.min_replicas)});
-  return TargetFromRequests(spec, reqs);
-}
-
 double Rounded(double v) {
   return std::round(v * 1e4) / 1e4;
 }
@@ -229,7 +217,7 @@ int RunPlace(const PlaceArgs& args, std::ostream& out, std::ostream& err) {
   const Spec& spec = *loaded;
   ScorerRegistry registry;
   RegisterBuiltinScorers(registry);
-  TargetWorkload workload = DeclaredWorkload(spec);
+  TargetWorkload workload = DeclaredTarget(spec);
   ScorerContext ctx{&workload};
   auto scorer = registry.Create(args.policy, ctx);
   if (!scorer.ok()) {

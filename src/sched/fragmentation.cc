@@ -90,4 +90,14 @@ std::vector<std::pair<ModelMask, double>> PinnedDemand(
   return out;
 }
 
+TargetWorkload DeclaredTarget(const Spec& spec) {
+  std::vector<std::pair<const TaskRequest*, int64_t>> reqs;
+  for (const Job& j : spec.jobs)
+    for (const TaskGroup& g : j.task_groups)
+      reqs.push_back({&g.request, g.count});
+  for (const Service& s : spec.services)
+    reqs.push_back({&s.replica, std::max(1, s.min_replicas)});
+  return TargetFromRequests(spec, reqs);
+}
+
 }  // namespace tessera

@@ -55,4 +55,8 @@ std::vector<std::pair<ModelMask, double>> PinnedDemand(
 TargetWorkload TargetFromRequests(const Spec& spec,
                                   const std::vector<std::pair<const TaskRequest*, int64_t>>& reqs);
 
+// The configuration's declared workload as the target: every job's task groups by their task
+// count, every service's replica by its minimum (at least one).
+TargetWorkload DeclaredTarget(const Spec& spec);
+
 }  // namespace tessera

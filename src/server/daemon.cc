@@ -94,11 +94,7 @@ Result<std::unique_ptr<Daemon::Core>> Daemon::MakeCore(std::shared_ptr<const Spe
   RegisterBuiltinScorers(scorers);
   OrderingRegistry orderings;
   RegisterBuiltinOrderings(orderings);
-  std::vector<std::pair<const TaskRequest*, int64_t>> reqs;
-  for (const Job& j : s.jobs)
-    for (const TaskGroup& g : j.task_groups)
-      reqs.push_back({&g.request, g.count});
-  core->target = TargetFromRequests(s, reqs);
+  core->target = DeclaredTarget(s);
   auto scorer = scorers.Create(kDefaultScorer, ScorerContext{&core->target});
   if (!scorer.ok()) return scorer.status();
   core->scorer = std::move(*scorer);
@@ -213,6 +209,7 @@ Status Daemon::Restore(StoreSnapshot& snap) {
   jobs_.reserve(snap.jobs.size());
   engine_id_.reserve(snap.jobs.size());
   restart_base_.reserve(snap.jobs.size());
+  placed_generation_.reserve(snap.jobs.size());
   for (size_t i = 0; i < snap.jobs.size(); ++i) {
     StoredJob& stored = snap.jobs[i];
     // A gap is a submission whose insert failed (never acknowledged): a hidden placeholder.
@@ -223,11 +220,13 @@ Status Daemon::Restore(StoreSnapshot& snap) {
       gap.reason = "store";
       engine_id_.emplace_back();
       restart_base_.push_back(0);
+      placed_generation_.push_back(kNoPlacement);
     }
     by_name_[stored.name].push_back(stored.id);
     if (!stored.idempotency_key.empty())
       by_idempotency_[{stored.principal, stored.idempotency_key}] = stored.id;
     restart_base_.push_back(stored.restarts);
+    placed_generation_.push_back(kNoPlacement);
     engine_id_.emplace_back();
     jobs_.push_back(std::move(stored));
     StoredJob& row = jobs_.back();
@@ -327,7 +326,16 @@ void Daemon::OnJob(const JobRecord& rec) {
   row.first_start = rec.first_start;
   row.finished = rec.finished;
   row.restarts = restart_base_[row.id - 1] + rec.restarts;
-  row.placement = rec.placements.empty() ? "" : PlacementJson(rec);
+  // A run's placement is formatted once, when it starts (the engine's thread is the
+  // scheduler's critical path).
+  uint64_t& placed = placed_generation_[row.id - 1];
+  if (rec.placements.empty()) {
+    row.placement.clear();
+    placed = kNoPlacement;
+  } else if (placed != rec.generation || row.placement.empty()) {
+    row.placement = PlacementJson(rec);
+    placed = rec.generation;
+  }
   row.run_start = rec.running() ? std::optional<TimeMs>(rec.last_start) : std::nullopt;
   row.kept_ms = rec.kept_ms;
   if (!rec.running()) CloseCosts(row.id, rec.finished.value_or(clock_.Now()));
@@ -336,18 +344,16 @@ void Daemon::OnJob(const JobRecord& rec) {
 
 void Daemon::OnDecision(const Decision& d) {
   if (d.job.value() >= by_engine_.size()) return;
-  json detail = json::object();
-  if (!d.nodes.empty()) {
-    json nodes = json::array();
-    for (uint32_t n : d.nodes)
-      nodes.push_back(engine_->cell().node_name(n));
-    detail["nodes"] = nodes;
-  }
-  if (!d.where.empty()) detail["where"] = d.where;
+  std::vector<std::string> nodes;
+  nodes.reserve(d.nodes.size());
+  for (uint32_t n : d.nodes)
+    nodes.push_back(engine_->cell().node_name(n));
   metrics_.CountDecision(std::string(DecisionKindName(d.kind)));
   if (d.kind == DecisionKind::kStart) OpenCosts(d, by_engine_[d.job.value()]);
-  store_->AppendDecision({0, d.time, std::string(DecisionKindName(d.kind)),
-                          by_engine_[d.job.value()], d.reason, detail.dump()});
+  // The detail's JSON is made on the store's writer thread.
+  store_->AppendDecision(
+      {0, d.time, std::string(DecisionKindName(d.kind)), by_engine_[d.job.value()], d.reason, ""},
+      std::move(nodes), d.where);
 }
 
 Result<std::vector<Placement>> Daemon::PlacementsOf(const StoredJob& row) const {
@@ -487,6 +493,7 @@ std::shared_future<Status> Daemon::AddRow(StoredJob& row) {
   jobs_.back().resolved = std::string();  // in the store only: read on restart
   engine_id_.emplace_back();
   restart_base_.push_back(0);
+  placed_generation_.push_back(kNoPlacement);
   by_name_[row.name].push_back(row.id);
   if (!row.idempotency_key.empty()) by_idempotency_[{row.principal, row.idempotency_key}] = row.id;
   return store_->InsertJob(row);
@@ -610,6 +617,8 @@ Result<json> Daemon::Explain(const Caller& caller, const std::string& ref,
     out["why_here"] = row.detail;
     out["placement"] = row.placement.empty() ? json::array() : json::parse(row.placement);
   }
+  // Decisions are written behind the engine: read after everything queued so far.
+  if (Status s = store_->Flush().get(); !s.ok()) return s;
   auto log = store_->QueryDecisions(row.id);
   if (!log.ok()) return log.status();
   json decisions = json::array();
@@ -626,6 +635,8 @@ Result<json> Daemon::Explain(const Caller& caller, const std::string& ref,
 Result<json> Daemon::Decisions(const Caller& caller, DecisionQuery q) const {
   const int want = std::clamp(q.limit, 1, 1000);
   q.limit = 1000;
+  // Decisions are written behind the engine: read after everything queued so far.
+  if (Status s = store_->Flush().get(); !s.ok()) return s;
   json items = json::array();
   // Reads on until the page is full: rows of jobs the caller may not see are skipped.
   for (int reads = 0; reads < 20; ++reads) {

@@ -262,6 +262,10 @@ class Daemon {
   std::vector<int64_t> by_engine_;               // engine JobId -> store id
   std::vector<std::optional<JobId>> engine_id_;  // by id - 1
   std::vector<int32_t> restart_base_;            // by id - 1: restarts before this process
+  // By id - 1: the run generation row.placement was formatted for (the engine's ids; reset
+  // by a reload, whose engine counts afresh).
+  std::vector<uint64_t> placed_generation_;
+  static constexpr uint64_t kNoPlacement = ~uint64_t{0};
   std::map<std::string, std::vector<int64_t>> by_name_;
   std::map<std::pair<std::string, std::string>, int64_t> by_idempotency_;  // (principal, key)
   std::map<std::string, NodeFlags> flags_;              // operators' holds, by node name

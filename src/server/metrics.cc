@@ -56,13 +56,13 @@ void Metrics::ObserveRequest(const std::string& route, const std::string& method
 }
 
 void Metrics::ObserveCycle(double seconds) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(engine_mu_);
   ++cycles_;
   cycle_seconds_.Observe(seconds);
 }
 
 void Metrics::CountDecision(const std::string& kind) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(engine_mu_);
   ++decisions_[kind];
 }
 
@@ -84,6 +84,9 @@ std::string Metrics::Render(const std::vector<Gauge>& gauges) const {
       h.Write(out, "tessera_http_request_duration_seconds",
               fmt::format("route=\"{}\",method=\"{}\"", LabelValue(key.first), key.second));
     }
+  }
+  {
+    std::lock_guard<std::mutex> lock(engine_mu_);
     out += "# HELP tessera_scheduling_cycle_seconds Time the engine took per scheduling pass.\n";
     out += "# TYPE tessera_scheduling_cycle_seconds histogram\n";
     cycle_seconds_.Write(out, "tessera_scheduling_cycle_seconds", "");

@@ -46,12 +46,15 @@ class Metrics {
   std::string Render(const std::vector<Gauge>& gauges) const;
 
  private:
-  mutable std::mutex mu_;
+  // The API's workers and the engine's thread do not share a lock: the engine's cycle never
+  // waits behind a request's bookkeeping.
+  mutable std::mutex mu_;         // requests
+  mutable std::mutex engine_mu_;  // cycles and decisions
   std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_;
   std::map<std::pair<std::string, std::string>, Histogram> request_seconds_;
-  Histogram cycle_seconds_;
-  uint64_t cycles_ = 0;
-  std::map<std::string, uint64_t> decisions_;
+  Histogram cycle_seconds_;                    // under engine_mu_
+  uint64_t cycles_ = 0;                        // under engine_mu_
+  std::map<std::string, uint64_t> decisions_;  // under engine_mu_
 };
 
 // A label value escaped for the exposition format.

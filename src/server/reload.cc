@@ -3,6 +3,7 @@
 // engine is rebuilt on it, waiting jobs are queued again in submission order and running jobs
 // go on where they are. Services are taken on again on the new configuration and their
 // replicas rejoin them (their load history and reported load start afresh).
+#include <algorithm>
 #include <set>
 
 #include "config/job_json.h"
@@ -67,6 +68,7 @@ Result<json> Daemon::Reload(const Caller& caller, bool apply) {
   const ResolvedJobReader reader(*spec);
   const TimeMs now = clock_.Now();
   by_engine_.clear();
+  std::fill(placed_generation_.begin(), placed_generation_.end(), kNoPlacement);
   int64_t resumed = 0, requeued = 0, queued = 0, failed = 0;
   std::vector<JobId> orphans;
   for (StoredJob& row : jobs_) {

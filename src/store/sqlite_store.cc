@@ -1,5 +1,7 @@
 #include "store/sqlite_store.h"
 
+#include <nlohmann/json.hpp>
+
 #include "store/schema.h"
 
 namespace tessera {
@@ -99,16 +101,32 @@ SqliteStore::~SqliteStore() {
   writer_.join();
 }
 
+bool SqliteStore::Push(Pending p) {
+  queue_.push_back(std::move(p));
+  // A writer that saw a non-empty queue has been woken already, or is writing and takes the
+  // queue when done.
+  return queue_.size() == 1;
+}
+
 std::shared_future<Status> SqliteStore::Enqueue(Write w) {
-  std::shared_future<Status> f;
+  Pending p{std::move(w), std::promise<Status>()};
+  std::shared_future<Status> f = p.done->get_future().share();
+  bool wake;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    Pending& p = queue_.emplace_back();
-    p.write = std::move(w);
-    f = p.done.get_future().share();
+    wake = Push(std::move(p));
   }
-  cv_.notify_one();
+  if (wake) cv_.notify_one();
   return f;
+}
+
+void SqliteStore::Post(Write w) {
+  bool wake;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    wake = Push({std::move(w), std::nullopt});
+  }
+  if (wake) cv_.notify_one();
 }
 
 void SqliteStore::WriterLoop() {
@@ -132,7 +150,7 @@ void SqliteStore::WriterLoop() {
       ++batches_;
     }
     for (Pending& p : batch)
-      p.done.set_value(status);
+      if (p.done) p.done->set_value(status);
   }
 }
 
@@ -151,7 +169,7 @@ std::shared_future<Status> SqliteStore::InsertJob(StoredJob j) {
 }
 
 void SqliteStore::UpdateJob(JobUpdate j) {
-  Enqueue([j = std::move(j)](Statements& st) {
+  Post([j = std::move(j)](Statements& st) {
     st.update_job.Bind(1, j.id).Bind(2, j.state).Bind(3, j.reason).Bind(4, j.detail);
     st.update_job.Bind(5, j.first_start).Bind(6, j.finished).Bind(7, j.restarts);
     st.update_job.Bind(8, j.placement).Bind(9, j.run_start).Bind(10, j.kept_ms);
@@ -160,15 +178,27 @@ void SqliteStore::UpdateJob(JobUpdate j) {
 }
 
 void SqliteStore::AppendDecision(StoredDecision d) {
-  Enqueue([d = std::move(d)](Statements& st) {
+  Post([d = std::move(d)](Statements& st) {
     st.decision.Bind(1, d.time).Bind(2, d.kind).Bind(3, d.job).Bind(4, d.reason);
     st.decision.Bind(5, d.detail);
     return st.decision.Run();
   });
 }
 
+void SqliteStore::AppendDecision(StoredDecision d, std::vector<std::string> nodes,
+                                 std::string where) {
+  Post([d = std::move(d), nodes = std::move(nodes), where = std::move(where)](Statements& st) {
+    nlohmann::ordered_json detail = nlohmann::ordered_json::object();
+    if (!nodes.empty()) detail["nodes"] = nodes;
+    if (!where.empty()) detail["where"] = where;
+    st.decision.Bind(1, d.time).Bind(2, d.kind).Bind(3, d.job).Bind(4, d.reason);
+    st.decision.Bind(5, detail.dump());
+    return st.decision.Run();
+  });
+}
+
 void SqliteStore::AppendAudit(AuditEntry a) {
-  Enqueue([a = std::move(a)](Statements& st) {
+  Post([a = std::move(a)](Statements& st) {
     st.audit.Bind(1, a.time).Bind(2, a.principal).Bind(3, a.remote).Bind(4, a.method);
     st.audit.Bind(5, a.path).Bind(6, int64_t{a.status}).Bind(7, a.detail);
     return st.audit.Run();
@@ -219,7 +249,7 @@ std::shared_future<Status> SqliteStore::DeleteService(const std::string& name) {
 }
 
 void SqliteStore::InsertCost(CostRow c) {
-  Enqueue([c = std::move(c)](Statements& st) {
+  Post([c = std::move(c)](Statements& st) {
     st.insert_cost.Bind(1, c.id).Bind(2, c.job).Bind(3, c.tenant).Bind(4, c.cluster);
     st.insert_cost.Bind(5, c.model).Bind(6, c.start).BindDouble(7, c.per_hour);
     return st.insert_cost.Run();
@@ -227,15 +257,15 @@ void SqliteStore::InsertCost(CostRow c) {
 }
 
 void SqliteStore::EndCost(int64_t id, TimeMs end) {
-  Enqueue([id, end](Statements& st) { return st.end_cost.Bind(1, id).Bind(2, end).Run(); });
+  Post([id, end](Statements& st) { return st.end_cost.Bind(1, id).Bind(2, end).Run(); });
 }
 
 void SqliteStore::Alive(TimeMs now) {
-  Enqueue([now](Statements& st) { return st.alive.Bind(1, std::to_string(now)).Run(); });
+  Post([now](Statements& st) { return st.alive.Bind(1, std::to_string(now)).Run(); });
 }
 
 void SqliteStore::EndOpenCosts(TimeMs end) {
-  Enqueue([end](Statements& st) { return st.end_open_costs.Bind(1, end).Run(); });
+  Post([end](Statements& st) { return st.end_open_costs.Bind(1, end).Run(); });
 }
 
 std::shared_future<Status> SqliteStore::Flush() {

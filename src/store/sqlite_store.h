@@ -16,6 +16,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "store/rows.h"
@@ -52,6 +53,9 @@ class SqliteStore {
   std::shared_future<Status> InsertJob(StoredJob job);
   void UpdateJob(JobUpdate update);
   void AppendDecision(StoredDecision d);
+  // A decision whose detail ({"nodes": [...], "where": "..."}, each when not empty) the writer
+  // formats: the engine's thread hands over the parts only.
+  void AppendDecision(StoredDecision d, std::vector<std::string> nodes, std::string where);
   void AppendAudit(AuditEntry a);
   std::shared_future<Status> PutPrincipal(Principal p);
   std::shared_future<Status> PutToken(StoredToken t);
@@ -86,12 +90,16 @@ class SqliteStore {
   using Write = std::function<Status(Statements&)>;
   struct Pending {
     Write write;
-    std::promise<Status> done;  // set by the writer
+    std::optional<std::promise<Status>> done;  // set by the writer; none for Post
   };
 
   SqliteStore(std::unique_ptr<Sqlite> writer, std::unique_ptr<Sqlite> reader,
               std::unique_ptr<Statements> statements);
   std::shared_future<Status> Enqueue(Write w);
+  // Enqueue without a future: the writes the engine's thread makes (no promise to allocate).
+  void Post(Write w);
+  // Under mu_: queues `p`; whether the writer must be woken (the queue was empty).
+  bool Push(Pending p);
   void WriterLoop();
 
   std::unique_ptr<Sqlite> writer_db_;
