@@ -52,6 +52,11 @@ bool IsNumber(const std::string& s) {
          std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// The index key of a submission's Idempotency-Key, which is scoped to its principal.
+std::string IdempotencyKey(const std::string& principal, const std::string& key) {
+  return principal + '\x1f' + key;
+}
+
 bool Terminal(const std::string& state) {
   return state == "succeeded" || state == "failed" || state == "cancelled";
 }
@@ -206,7 +211,10 @@ Status Daemon::Restore(StoreSnapshot& snap) {
   const TimeMs now = clock_.Now();
   std::vector<std::optional<Result<Job>>> read = ReadActiveJobs(*spec_, snap.jobs);
   std::vector<JobId> orphans;
+  restoring_ = true;
   jobs_.reserve(snap.jobs.size());
+  by_name_.reserve(snap.jobs.size());
+  by_idempotency_.reserve(snap.jobs.size());
   engine_id_.reserve(snap.jobs.size());
   restart_base_.reserve(snap.jobs.size());
   placed_generation_.reserve(snap.jobs.size());
@@ -224,7 +232,7 @@ Status Daemon::Restore(StoreSnapshot& snap) {
     }
     by_name_[stored.name].push_back(stored.id);
     if (!stored.idempotency_key.empty())
-      by_idempotency_[{stored.principal, stored.idempotency_key}] = stored.id;
+      by_idempotency_[IdempotencyKey(stored.principal, stored.idempotency_key)] = stored.id;
     restart_base_.push_back(stored.restarts);
     placed_generation_.push_back(kNoPlacement);
     engine_id_.emplace_back();
@@ -274,6 +282,7 @@ Status Daemon::Restore(StoreSnapshot& snap) {
       }
     }
   }
+  restoring_ = false;
   for (JobId id : orphans)
     engine_->Cancel(id, now);  // replicas of a service that is gone
   return Status::Ok();
@@ -319,6 +328,7 @@ void Daemon::Poke() {
 void Daemon::OnJob(const JobRecord& rec) {
   if (rec.id.value() >= by_engine_.size()) return;  // Submit is still registering it
   StoredJob& row = jobs_[by_engine_[rec.id.value()] - 1];
+  const bool was_waiting = row.state == "pending" || row.state == "admitted";
   row.state = std::string(JobStateName(rec.state));
   bool waiting = rec.state == JobState::kPending || rec.state == JobState::kAdmitted;
   row.reason = waiting ? std::string(PendingReasonCode(rec.reason)) : "";
@@ -332,6 +342,8 @@ void Daemon::OnJob(const JobRecord& rec) {
   if (rec.placements.empty()) {
     row.placement.clear();
     placed = kNoPlacement;
+  } else if (restoring_ && !row.placement.empty()) {
+    placed = rec.generation;  // adopted where the stored placement says
   } else if (placed != rec.generation || row.placement.empty()) {
     row.placement = PlacementJson(rec);
     placed = rec.generation;
@@ -339,6 +351,7 @@ void Daemon::OnJob(const JobRecord& rec) {
   row.run_start = rec.running() ? std::optional<TimeMs>(rec.last_start) : std::nullopt;
   row.kept_ms = rec.kept_ms;
   if (!rec.running()) CloseCosts(row.id, rec.finished.value_or(clock_.Now()));
+  if (restoring_ && waiting && was_waiting) return;  // queued again: its row says it waits
   store_->UpdateJob(JobUpdate::Of(row));
 }
 
@@ -424,7 +437,7 @@ Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& bo
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!idempotency_key.empty()) {
-      auto it = by_idempotency_.find({caller.name, idempotency_key});
+      auto it = by_idempotency_.find(IdempotencyKey(caller.name, idempotency_key));
       if (it != by_idempotency_.end()) {
         const StoredJob& earlier = jobs_[it->second - 1];
         if (earlier.body != body) {
@@ -463,7 +476,8 @@ Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& bo
     failed.state = "failed";
     failed.reason = "store";
     failed.detail = s.message();
-    if (!idempotency_key.empty()) by_idempotency_.erase({caller.name, idempotency_key});
+    if (!idempotency_key.empty())
+      by_idempotency_.erase(IdempotencyKey(caller.name, idempotency_key));
     return Unavailable("the store did not accept the job: " + s.message());
   }
   if (spec != spec_) {
@@ -495,7 +509,9 @@ std::shared_future<Status> Daemon::AddRow(StoredJob& row) {
   restart_base_.push_back(0);
   placed_generation_.push_back(kNoPlacement);
   by_name_[row.name].push_back(row.id);
-  if (!row.idempotency_key.empty()) by_idempotency_[{row.principal, row.idempotency_key}] = row.id;
+  if (!row.idempotency_key.empty()) {
+    by_idempotency_[IdempotencyKey(row.principal, row.idempotency_key)] = row.id;
+  }
   return store_->InsertJob(row);
 }
 

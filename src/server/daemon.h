@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "common/clock.h"
@@ -266,8 +267,11 @@ class Daemon {
   // by a reload, whose engine counts afresh).
   std::vector<uint64_t> placed_generation_;
   static constexpr uint64_t kNoPlacement = ~uint64_t{0};
-  std::map<std::string, std::vector<int64_t>> by_name_;
-  std::map<std::pair<std::string, std::string>, int64_t> by_idempotency_;  // (principal, key)
+  std::unordered_map<std::string, std::vector<int64_t>> by_name_;
+  std::unordered_map<std::string, int64_t> by_idempotency_;  // IdempotencyKey(principal, key)
+  // Under mu_, while Restore runs: transitions of jobs that are only queued again are not
+  // written back (their rows already say so), and an adopted run keeps its stored placement.
+  bool restoring_ = false;
   std::map<std::string, NodeFlags> flags_;              // operators' holds, by node name
   std::map<std::string, ServiceEntry> services_;        // by name
   int64_t last_cost_ = 0;                               // the highest cost row id
