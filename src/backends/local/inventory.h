@@ -1,0 +1,45 @@
+// What a node agent reports about its host (issue 7, docs/operations.md): CPUs and memory from
+// the OS, and per GPU its identity, memory and utilization from `nvidia-smi`. The parsers take
+// the tools' text, so they are tested and fuzzed without the hardware.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/quantity.h"
+#include "common/status.h"
+
+namespace tessera {
+
+// One GPU as `nvidia-smi` reports it.
+struct GpuSample {
+  int index = 0;
+  std::string uuid;
+  std::string name;  // e.g. "NVIDIA H200"
+  MiB memory_total = 0;
+  MiB memory_used = 0;
+  // Busy share of the last sample period, 0..1; -1 when the device does not report it (MIG
+  // instances say "[N/A]").
+  double utilization = -1;
+};
+
+// The query the agent runs; ParseNvidiaSmi reads its output.
+inline constexpr std::string_view kNvidiaSmiQuery =
+    "nvidia-smi --query-gpu=index,uuid,name,memory.total,memory.used,utilization.gpu "
+    "--format=csv,noheader,nounits";
+
+// Parses the output of kNvidiaSmiQuery: one line per GPU, six comma-separated fields. Errors
+// name the line and the field.
+Result<std::vector<GpuSample>> ParseNvidiaSmi(std::string_view text);
+
+// The host's memory from /proc/meminfo: MemTotal and MemAvailable.
+struct MemorySample {
+  MiB total = 0;
+  MiB available = 0;
+};
+Result<MemorySample> ParseMeminfo(std::string_view text);
+
+}  // namespace tessera
