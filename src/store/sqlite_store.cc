@@ -15,6 +15,18 @@ struct SqliteStore::Statements {
 
 namespace {
 
+// The rows of a query that selects seq, time_ms, kind, job_id, reason, detail.
+Result<std::vector<StoredDecision>> ReadDecisions(SqliteStatement& q) {
+  std::vector<StoredDecision> out;
+  if (Status s = q.Each([&] {
+        out.push_back({q.Int(0), q.Int(1), q.Text(2), q.Int(3), q.Text(4), q.Text(5)});
+      });
+      !s.ok()) {
+    return s;
+  }
+  return out;
+}
+
 // WAL, full sync on commit: a committed batch survives a power cut, not only a crash.
 Status Configure(Sqlite& db) {
   return db.Exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;");
@@ -381,14 +393,7 @@ Result<std::vector<StoredDecision>> SqliteStore::QueryDecisionLog(const Decision
   if (!q.ok()) return q.status();
   q->Bind(1, dq.after).Bind(2, dq.since.value_or(0)).Bind(3, dq.kind);
   q->Bind(4, int64_t{dq.limit});
-  std::vector<StoredDecision> out;
-  if (Status s = q->Each([&] {
-        out.push_back({q->Int(0), q->Int(1), q->Text(2), q->Int(3), q->Text(4), q->Text(5)});
-      });
-      !s.ok()) {
-    return s;
-  }
-  return out;
+  return ReadDecisions(*q);
 }
 
 Result<std::vector<CostTotal>> SqliteStore::QueryCosts(TimeMs since, TimeMs until, TimeMs now) {
@@ -416,14 +421,7 @@ Result<std::vector<StoredDecision>> SqliteStore::QueryDecisions(int64_t job) {
       "ORDER BY seq");
   if (!q.ok()) return q.status();
   q->Bind(1, job);
-  std::vector<StoredDecision> out;
-  if (Status s = q->Each([&] {
-        out.push_back({q->Int(0), q->Int(1), q->Text(2), q->Int(3), q->Text(4), q->Text(5)});
-      });
-      !s.ok()) {
-    return s;
-  }
-  return out;
+  return ReadDecisions(*q);
 }
 
 }  // namespace tessera
