@@ -48,6 +48,7 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   RegisterPlace(app, out, err, code);
   RegisterSim(app, out, err, code);
   RegisterServe(app, out, err, code);
+  RegisterAgent(app, out, err, code);
   RegisterClient(app, out, err, code);
   RegisterServiceClient(app, out, err, code);
   RegisterDecisionClient(app, out, err, code);

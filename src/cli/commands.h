@@ -15,6 +15,8 @@ void RegisterSim(CLI::App& app, std::ostream& out, std::ostream& err, int& code)
 void RegisterSimRun(CLI::App* sim, std::ostream& out, std::ostream& err, int& code);
 void RegisterSimCompare(CLI::App* sim, std::ostream& out, std::ostream& err, int& code);
 void RegisterServe(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
+// `tessera agent` and `tessera logs`.
+void RegisterAgent(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
 // The daemon's client: submit, get, describe, explain, cancel, audit, principal, token.
 void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& code);
 // After RegisterClient: get services, describe service, delete service.

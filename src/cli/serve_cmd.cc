@@ -33,6 +33,7 @@ struct ServeArgs {
   std::string ready_file;
   std::string tls_cert, tls_key;  // both or neither: HTTPS
   std::string scale_interval = "30s";
+  std::string agent_heartbeat = "2s", agent_lost_after = "10s";
   bool log_requests = false;
 };
 
@@ -105,6 +106,18 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
         << a.scale_interval << "\"\n";
     return kExitInvalidInput;
   }
+  Result<Millis> heartbeat = ParseDuration(a.agent_heartbeat);
+  Result<Millis> lost_after = ParseDuration(a.agent_lost_after);
+  if (!heartbeat.ok() || *heartbeat < 100) {
+    err << "error: --agent-heartbeat: expected a duration of at least 100ms, got \""
+        << a.agent_heartbeat << "\"\n";
+    return kExitInvalidInput;
+  }
+  if (!lost_after.ok() || *lost_after <= *heartbeat) {
+    err << "error: --agent-lost-after: expected a duration longer than the heartbeat, got \""
+        << a.agent_lost_after << "\"\n";
+    return kExitInvalidInput;
+  }
   auto path = StorePath(a);
   if (!path.ok()) {
     err << "error: " << path.status().message() << "\n";
@@ -122,6 +135,8 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   DaemonOptions options;
   options.config_paths = a.config;
   options.scale_interval = *scale_interval;
+  options.agent_heartbeat = *heartbeat;
+  options.agent_lost_after = *lost_after;
   if (const char* t = std::getenv("TESSERA_ADMIN_TOKEN")) options.admin_token = t;
   std::string new_token;
   auto t0 = std::chrono::steady_clock::now();
@@ -155,6 +170,12 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   }
   httplib::Server& http = *server;
   ApiOptions api_options;
+  // Each node agent holds a sync open (a worker each), beside the clients' requests.
+  for (const Cluster& c : (*daemon)->spec()->clusters) {
+    if (c.backend == BackendKind::kLocal) {
+      api_options.threads += static_cast<int>(c.node_count);
+    }
+  }
   if (a.log_requests) {
     auto mu = std::make_shared<std::mutex>();
     api_options.request_log = [&err, mu](json fields) {
@@ -189,6 +210,7 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
     int sig = 0;
     sigwait(&stop_signals, &sig);
     Log(err, "info", "stopping", {{"signal", sig}});
+    (*daemon)->agents().Shutdown();  // the agents' open syncs answer now
     http.stop();
   });
   http.listen_after_bind();
@@ -221,6 +243,11 @@ void RegisterServe(CLI::App& app, std::ostream& out, std::ostream& err, int& cod
                 "Log every request as a JSON line: method, path, status, milliseconds, remote");
   cmd->add_option("--scale-interval", a->scale_interval,
                   "How often services are scaled to their load (at least 1s)")
+      ->capture_default_str();
+  cmd->add_option("--agent-heartbeat", a->agent_heartbeat, "How often node agents sync at least")
+      ->capture_default_str();
+  cmd->add_option("--agent-lost-after", a->agent_lost_after,
+                  "Silence after which an agent's node is lost and its runs requeued")
       ->capture_default_str();
   cmd->add_option("--ready-file", a->ready_file,
                   "Write the server's URL to this file once it accepts requests");

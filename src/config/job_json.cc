@@ -62,6 +62,8 @@ json ResolvedJobJson(const Spec& spec, const Job& job) {
               {"max_round_trip", job.max_round_trip}};
   if (job.preemptible) out["preemptible"] = *job.preemptible;
   if (job.runtime) out["runtime"] = *job.runtime;
+  if (!job.command.empty()) out["command"] = job.command;
+  if (!job.env.empty()) out["env"] = job.env;
   if (job.deadline) out["deadline"] = *job.deadline;
   if (job.users_region) out["users_region"] = spec.region(*job.users_region).name;
   return out;
@@ -133,6 +135,8 @@ Result<Job> ResolvedJobReader::FromJson(const json& j) const {
   job.labels = j.at("labels").get<std::map<std::string, std::string>>();
   job.max_round_trip = j.at("max_round_trip").get<Millis>();
   if (j.contains("runtime")) job.runtime = j["runtime"].get<Millis>();
+  if (j.contains("command")) job.command = j["command"].get<std::vector<std::string>>();
+  if (j.contains("env")) job.env = j["env"].get<std::map<std::string, std::string>>();
   if (j.contains("deadline")) job.deadline = j["deadline"].get<TimeMs>();
   if (j.contains("users_region")) {
     auto id = Lookup(regions_, j["users_region"], "region");

@@ -1,4 +1,6 @@
 // Parsers for jobs and services, and the task request they share.
+#include <cctype>
+
 #include "config/parse.h"
 
 namespace tessera::config_internal {
@@ -57,6 +59,32 @@ void ParseDeviceRequest(YamlMap& parent, const RequestAccessor& request) {
   });
 }
 
+// `command:` as a list (argv) or a string (run by /bin/sh -c); `env:` as a mapping of
+// variable names to values.
+void ParseCommand(YamlMap& m, size_t ji) {
+  SpecBuilder& b = m.builder();
+  std::vector<std::string> command;
+  if (auto c = m.Node("command", Need::kOptional)) {
+    command = c->IsScalar() ? std::vector<std::string>{"/bin/sh", "-c", c->Scalar()}
+                            : m.StrList("command");
+    if (command.empty() || command[0].empty()) {
+      m.ErrorAt("command", "expected a program and its arguments (a list, or a shell line)");
+    }
+  }
+  std::map<std::string, std::string> env = m.Labels("env");
+  for (const auto& [name, value] : env) {
+    bool ok = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
+    for (char ch : name)
+      ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+    if (!ok) m.ErrorAt("env", "\"" + name + "\" is not a variable name (letters, digits, _)");
+    if (name.rfind("TESSERA_", 0) == 0) {
+      m.ErrorAt("env", "\"" + name + "\": TESSERA_ variables are set by the agent");
+    }
+  }
+  b.spec.jobs[ji].command = std::move(command);
+  b.spec.jobs[ji].env = std::move(env);
+}
+
 }  // namespace
 
 void ParseTaskRequest(YamlMap& m, const RequestAccessor& request) {
@@ -88,6 +116,7 @@ void ParseJob(YamlMap& m, size_t ji) {
     }
   }
   job(b.spec).labels = m.Labels("labels");
+  ParseCommand(m, ji);
   m.List("taskGroups", Need::kRequired, [&](const YAML::Node& n, const FieldPath& p, size_t gi) {
     job(b.spec).task_groups.emplace_back();
     YamlMap gm(b, m.file(), n, p, "a task group");

@@ -74,6 +74,11 @@ struct Job {
   std::optional<TimeMs> deadline;  // absolute, ms since epoch
   std::optional<TimeMs> submit_time;
   std::map<std::string, std::string> labels;
+  // What each task runs on a real backend: the program and its arguments (a YAML string
+  // becomes `/bin/sh -c STRING`); empty on the simulator and the emulated backend, where a
+  // task is a timer of its runtime. `env` is added to the task's environment.
+  std::vector<std::string> command;
+  std::map<std::string, std::string> env;
   // A service replica: the region its users are in and the longest network round trip they
   // allow (the latency SLO less the service time); clusters farther away are excluded.
   std::optional<RegionId> users_region;

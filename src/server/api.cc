@@ -72,6 +72,7 @@ std::string RouteOf(const std::string& path) {
       {"/v1/services/", "/v1/services/{service}"},
       {"/v1/principals/", "/v1/principals/{name}"},
       {"/v1/nodes/", "/v1/nodes/{node}"},
+      {"/v1/agents/", "/v1/agents/{node}"},
   };
   for (const auto& [prefix, route] : kPrefixes) {
     if (path.rfind(prefix, 0) != 0) continue;
@@ -262,6 +263,33 @@ class Api {
                SendJson(res, 202, {{"id", job->id}, {"name", job->name}, {"cancelling", true}});
                return "job " + std::to_string(job->id);
              });
+           });
+    s.Get(R"(/v1/jobs/([^/]+)/logs)", [this](const httplib::Request& req, httplib::Response& res) {
+      auto caller = Authenticate(req, res);
+      if (!caller) return;
+      auto task = IntParam(req, "task", 0);
+      if (!task.ok()) return SendStatus(res, task.status(), "task");
+      auto run = IntParam(req, "run", -1);
+      if (!run.ok()) return SendStatus(res, run.status(), "run");
+      if (*task > 100000 || *run > 1000000) return SendError(res, 400, "task or run out of range");
+      std::optional<int> which;
+      if (*run >= 0) which = static_cast<int>(*run);
+      auto out = d_.TaskLog(*caller, req.matches[1], req.get_param_value("tenant"),
+                            static_cast<int>(*task), which);
+      if (!out.ok()) return SendStatus(res, out.status());
+      SendJson(res, 200, *out);
+    });
+    // Node agents' heartbeats are not audited (one every few seconds per node); the nodes they
+    // bring into service and lose are in the decision log's requeues and the fleet view.
+    s.Post(R"(/v1/agents/([^/]+)/sync)",
+           [this](const httplib::Request& req, httplib::Response& res) {
+             auto caller = Authenticate(req, res);
+             if (!caller) return;
+             std::string field;
+             auto out = d_.AgentSync(*caller, req.matches[1], req.body, &field);
+             if (!out.ok()) return SendStatus(res, out.status(), field);
+             res.status = 200;
+             res.set_content(*out + "\n", "application/json");
            });
     s.Post("/v1/services", [this](const httplib::Request& req, httplib::Response& res) {
       Mutating(req, res, [&](const Caller& c) -> std::string {

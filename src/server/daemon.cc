@@ -28,6 +28,25 @@ struct Daemon::Sink final : EventSink {
   void Post(const Event& e) override { engine->Post(e); }
 };
 
+// Routes the engine's Launch and Stop by the cluster of the run's first task (a run spans
+// one cluster). On the engine's thread, under mu_.
+class Daemon::Backends final : public Backend {
+ public:
+  explicit Backends(Daemon& d) : d_(d) {}
+  void Launch(const JobRecord& job, TimeMs now) override {
+    if (!d_.OnLocal(job)) return d_.backend_.Launch(job, now);
+    d_.agents_->Assign(d_.OrderOf(job));
+  }
+  void Stop(const JobRecord& job, TimeMs now) override {
+    if (!d_.OnLocal(job)) return d_.backend_.Stop(job, now);
+    int64_t id = d_.by_engine_[job.id.value()];
+    d_.agents_->Stop(id, d_.restart_base_[id - 1] + job.restarts, job.stop_grace);
+  }
+
+ private:
+  Daemon& d_;
+};
+
 // The service driver's replicas become the daemon's jobs (on the engine's thread, under mu_).
 class Daemon::Replicas final : public ReplicaHost {
  public:
@@ -89,7 +108,12 @@ Daemon::Daemon(Spec spec, std::unique_ptr<SqliteStore> store, const Clock& clock
       clock_(clock),
       options_(std::move(options)),
       rng_(options_.seed),
-      spec_(std::make_shared<const Spec>(std::move(spec))) {}
+      spec_(std::make_shared<const Spec>(std::move(spec))) {
+  AgentHubOptions hub;
+  hub.heartbeat = options_.agent_heartbeat;
+  hub.lost_after = options_.agent_lost_after;
+  agents_ = std::make_unique<AgentHub>(hub, NewToken().substr(4, 12));
+}
 
 Result<std::unique_ptr<Daemon::Core>> Daemon::MakeCore(std::shared_ptr<const Spec> spec) {
   auto core = std::make_unique<Core>();
@@ -109,7 +133,7 @@ Result<std::unique_ptr<Daemon::Core>> Daemon::MakeCore(std::shared_ptr<const Spe
   auto cell = CellState::FromSpec(s);
   if (!cell.ok()) return cell.status();
   core->engine = std::make_unique<Engine>(s, std::move(*cell), *core->scorer, *core->ordering,
-                                          *port_, backend_, clock_, rng_);
+                                          *port_, *backends_, clock_, rng_);
   for (uint32_t n = 0; n < core->engine->cell().node_count(); ++n)
     core->node_index[core->engine->cell().node_name(n)] = n;
   // Replicas are named "SERVICE-rN": a name the API's paths can carry.
@@ -126,6 +150,13 @@ void Daemon::Install(std::unique_ptr<Core> core) {
   engine_ = core->engine.get();
   sink_->engine = engine_;
   core_ = std::move(core);
+  // Agents' nodes are known before runs are adopted onto them.
+  const CellState& cell = engine_->cell();
+  for (uint32_t n = 0; n < cell.node_count(); ++n) {
+    if (spec_->clusters[cell.node(n).cluster].backend == BackendKind::kLocal) {
+      agents_->AddNode(cell.node_name(n));
+    }
+  }
 }
 
 void Daemon::ApplyFlags() {
@@ -155,6 +186,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteS
   d->sink_ = std::make_unique<Sink>();
   d->replicas_ = std::make_unique<Replicas>(*d);
   d->backend_.SetSink(d->sink_.get());
+  d->backends_ = std::make_unique<Backends>(*d);
   auto core = d->MakeCore(d->spec_);
   if (!core.ok()) return core.status();
   d->Install(std::move(*core));
@@ -188,6 +220,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteS
     }
     d->DriveServices();
     if (Status s = d->Restore(*snap); !s.ok()) return s;
+    d->ApplyAgents();
   }
   d->start_times_.restore_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
@@ -203,6 +236,7 @@ Daemon::~Daemon() {
     stopping_ = true;
   }
   cv_.notify_all();
+  agents_->Shutdown();
   if (loop_.joinable()) loop_.join();
   store_->Flush().wait();
 }
@@ -292,6 +326,7 @@ void Daemon::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   TimeMs alive = 0;
   while (!stopping_) {
+    CheckAgents(clock_.Now());
     RunEngine();
     if (clock_.Now() - alive >= 1000) {
       alive = clock_.Now();
@@ -333,6 +368,12 @@ void Daemon::OnJob(const JobRecord& rec) {
   bool waiting = rec.state == JobState::kPending || rec.state == JobState::kAdmitted;
   row.reason = waiting ? std::string(PendingReasonCode(rec.reason)) : "";
   row.detail = waiting ? rec.detail : rec.where;
+  if (rec.state == JobState::kFailed) {
+    if (auto f = fail_detail_.find(row.id); f != fail_detail_.end()) {
+      row.detail = f->second;  // what the agents said
+      fail_detail_.erase(f);
+    }
+  }
   row.first_start = rec.first_start;
   row.finished = rec.finished;
   row.restarts = restart_base_[row.id - 1] + rec.restarts;

@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/local/agent_hub.h"
 #include "common/clock.h"
 #include "common/rng.h"
 #include "engine/engine.h"
@@ -45,6 +46,9 @@ struct DaemonOptions {
   uint64_t seed = 1;
   // How often services are scaled to their load.
   Millis scale_interval = 30 * 1000;
+  // Node agents: how often they sync at least, and the silence after which a node is lost.
+  Millis agent_heartbeat = 2000;
+  Millis agent_lost_after = 10000;
 };
 
 struct JobFilter {
@@ -143,6 +147,19 @@ class Daemon {
   Result<std::string> IssueToken(const Caller& caller, const std::string& principal,
                                  std::optional<TimeMs> expires);
 
+  // Node agents (docs/operations.md#agents). One sync of `node`'s agent (the agent role, or
+  // an admin): its report is taken in (exits end runs, a new agent brings the node into
+  // service), then the answer — the node's assignment — waits until it changes or the sync's
+  // wait_ms passes. `field` receives the body's offending field.
+  Result<std::string> AgentSync(const Caller& caller, const std::string& node,
+                                const std::string& body, std::string* field = nullptr);
+  // The tail of a task's output as its agent reported it: {job, run, task, log}; the job's
+  // current (or last) run unless `run` is given.
+  Result<nlohmann::ordered_json> TaskLog(const Caller& caller, const std::string& ref,
+                                         const std::string& tenant, int task,
+                                         std::optional<int> run);
+  AgentHub& agents() { return *agents_; }
+
   // The configuration in force (a reload replaces it; the pointer keeps it alive).
   std::shared_ptr<const Spec> spec() const;
   // Reads the configuration's files again and checks them: {ok, errors, changes}. With
@@ -173,6 +190,7 @@ class Daemon {
   class StorePort;
   struct Sink;
   class Replicas;
+  class Backends;
 
   // A service submitted through the API: its row, and why it is not driven (a reload made
   // it invalid) when it is not.
@@ -237,6 +255,14 @@ class Daemon {
   void CloseCosts(int64_t id, TimeMs end);
   // Under mu_.
   nlohmann::ordered_json NodeJson(const Caller& caller, uint32_t node) const;
+  // Under mu_: whether the run is on a `local` cluster (its agents run it), and what they get.
+  bool OnLocal(const JobRecord& job) const;
+  RunOrder OrderOf(const JobRecord& job) const;
+  // Under mu_: the nodes of `local` clusters are the agents'; one without a live agent is out
+  // of service (or, with runs on it after a restart, given lost_after for its agent to return).
+  void ApplyAgents();
+  // Under mu_: nodes whose agents went silent are lost (their runs are requeued).
+  void CheckAgents(TimeMs now);
 
   std::unique_ptr<SqliteStore> store_;
   const Clock& clock_;
@@ -247,6 +273,9 @@ class Daemon {
 
   SeededRng rng_;
   EmulatedBackend backend_;
+  std::unique_ptr<AgentHub> agents_;
+  std::unique_ptr<Backends> backends_;          // routes runs to backend_ or agents_
+  std::map<int64_t, std::string> fail_detail_;  // under mu_: why a run failed, as agents said
   std::unique_ptr<StorePort> port_;
   std::unique_ptr<Sink> sink_;
   std::unique_ptr<Replicas> replicas_;

@@ -94,7 +94,8 @@ json Daemon::NodeJson(const Caller& caller, uint32_t n) const {
           {"memory_mib", s.mem_total},
           {"memory_free_mib", s.mem_free},
           {"devices", dev},
-          {"jobs", jobs}};
+          {"jobs", jobs},
+          {"agent", json(agents_->NodeStatus(cell.node_name(n)))}};
 }
 
 json Daemon::ListNodes(const Caller& caller, const std::string& cluster, int64_t after, int limit,

@@ -115,6 +115,7 @@ Result<json> Daemon::Reload(const Caller& caller, bool apply) {
     if (adopted.ok()) {
       ++resumed;
     } else {
+      agents_->Stop(row.id, restart_base_[row.id - 1], 0);  // an agent's task of the old run
       ++restart_base_[row.id - 1];
       CloseCosts(row.id, now);
       json note = {{"note", "the run could not go on where it was: " + adopted.message()}};
@@ -122,6 +123,7 @@ Result<json> Daemon::Reload(const Caller& caller, bool apply) {
       ++requeued;
     }
   }
+  ApplyAgents();
   for (JobId id : orphans)
     engine_->Cancel(id, now);  // replicas of a service the new configuration does not admit
   old.reset();                 // the old engine, then the configuration it was built on

@@ -31,19 +31,12 @@ bool DaemonProcess::Start() {
   if (pid_ == 0) {
     setenv("TESSERA_ADMIN_TOKEN", token_.c_str(), 1);
     FILE* o = freopen(out.c_str(), "w", stdout);
-    FILE* e = freopen(err.c_str(), "w", stderr);
     (void)o;
-    (void)e;
     std::vector<std::string> args = {TESSERA_BINARY, "serve",       "--config", config_,
-                                     "--store",      store_flag,    "--listen", "127.0.0.1:0",
+                                     "--store",      store_flag,    "--listen", listen_,
                                      "--ready-file", ready.string()};
     args.insert(args.end(), extra_.begin(), extra_.end());
-    std::vector<char*> argv;
-    for (std::string& a : args)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(TESSERA_BINARY, argv.data());
-    _exit(127);
+    ExecTessera(err, args);
   }
   for (int i = 0; i < 600; ++i) {
     std::string url = ReadText(ready);
@@ -63,21 +56,36 @@ bool DaemonProcess::Start() {
   return false;
 }
 
-void DaemonProcess::Kill9() {
-  if (pid_ <= 0) return;
-  kill(pid_, SIGKILL);
+void ExecTessera(const std::string& log, std::vector<std::string> args) {
+  FILE* e = freopen(log.c_str(), "a", stderr);
+  (void)e;
+  std::vector<char*> argv;
+  for (std::string& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  execv(TESSERA_BINARY, argv.data());
+  _exit(127);
+}
+
+int SignalAndReap(pid_t& pid, int sig) {
+  if (pid <= 0) return -1;
+  kill(pid, sig);
   int status = 0;
-  waitpid(pid_, &status, 0);
-  pid_ = -1;
+  waitpid(pid, &status, 0);
+  pid = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void DaemonProcess::Kill9() {
+  SignalAndReap(pid_, SIGKILL);
 }
 
 int DaemonProcess::Stop() {
-  if (pid_ <= 0) return -1;
-  kill(pid_, SIGTERM);
-  int status = 0;
-  waitpid(pid_, &status, 0);
-  pid_ = -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return SignalAndReap(pid_, SIGTERM);
+}
+
+void DaemonProcess::KeepPort() {
+  listen_ = url_.substr(url_.find("://") + 3);
 }
 
 std::string DaemonProcess::log() const {

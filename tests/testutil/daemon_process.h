@@ -10,6 +10,13 @@
 
 namespace tessera::testing {
 
+// Sends `sig` to child `pid`, reaps it and sets `pid` to -1; its exit status (-1 when it
+// did not exit, or when there was no child).
+int SignalAndReap(pid_t& pid, int sig);
+// In a forked child: runs the tessera binary with `args` (args[0] is its path), standard error
+// appended to `log`. Never returns.
+[[noreturn]] void ExecTessera(const std::string& log, std::vector<std::string> args);
+
 class DaemonProcess {
  public:
   // `dir` holds the store (dir/tessera.db), the ready file and the logs.
@@ -26,6 +33,8 @@ class DaemonProcess {
   bool running() const { return pid_ > 0; }
   // Flags added to `tessera serve` from the next Start on (e.g. --tls-cert F --tls-key K).
   void set_extra_args(std::vector<std::string> args) { extra_ = std::move(args); }
+  // The next Start listens on the port the last one got (clients such as agents keep it).
+  void KeepPort();
 
   const std::string& url() const { return url_; }
   const std::string& admin_token() const { return token_; }
@@ -40,6 +49,7 @@ class DaemonProcess {
   std::string token_;
   std::string url_;
   std::vector<std::string> extra_;
+  std::string listen_ = "127.0.0.1:0";
   pid_t pid_ = -1;
   int starts_ = 0;
 };

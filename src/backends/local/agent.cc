@@ -1,0 +1,207 @@
+#include "backends/local/agent.h"
+
+#include <httplib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <ostream>
+#include <random>
+#include <thread>
+
+#include "backends/local/host.h"
+#include "backends/local/supervisor.h"
+
+namespace tessera {
+
+namespace {
+
+TimeMs WallNow() {
+  return SystemClock().Now();
+}
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
+// The agent's state, shared by its two loops.
+class AgentCore {
+ public:
+  AgentCore(const AgentOptions& o, std::ostream& log)
+      : options_(o),
+        log_(log),
+        supervisor_({o.work_dir,
+                     o.checkpoint_root.empty() ? o.work_dir + "/checkpoints" : o.checkpoint_root,
+                     o.log_bytes}) {
+    std::random_device rd;
+    char id[64];
+    std::snprintf(id, sizeof id, "%s-%d-%08x", HostName().c_str(), static_cast<int>(getpid()),
+                  rd());
+    agent_id_ = id;
+    address_ = o.address.empty() ? HostName() : o.address;
+  }
+
+  // One sync: reports, then waits up to `wait` for the answer; applies it. False when the
+  // daemon could not be reached or refused.
+  bool Sync(httplib::Client& client, Millis wait) {
+    SyncRequest req;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      req.agent = agent_id_;
+      req.address = address_;
+      req.inventory = host_.inventory();
+      req.tasks = supervisor_.Reports(resend_logs_);
+      resend_logs_ = false;
+      req.known_version = wait > 0 ? applied_version_ : 0;
+    }
+    req.telemetry = SampleTelemetry();
+    req.wait_ms = wait;
+    client.set_read_timeout(std::chrono::milliseconds(wait + 10000));
+    httplib::Headers h = {{"Authorization", "Bearer " + options_.token}};
+    // Task output is any bytes: what is not UTF-8 is sent as U+FFFD.
+    std::string body = ToJson(req).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    auto r = client.Post("/v1/agents/" + options_.node + "/sync", h, body, "application/json");
+    if (!r)
+      return Trouble("cannot reach " + options_.server + ": " + httplib::to_string(r.error()));
+    if (r->status != 200) {
+      return Trouble("the daemon refused the sync (" + std::to_string(r->status) +
+                     "): " + r->body.substr(0, 300));
+    }
+    auto answer = ReadSyncAnswer(r->body);
+    if (!answer.ok()) return Trouble("unreadable answer: " + answer.status().message());
+    Apply(*answer);
+    return true;
+  }
+
+  // Reaps and kills on time; true when a task exited (a sync should report it now).
+  bool Poll() {
+    std::lock_guard<std::mutex> lock(mu_);
+    bool exited = supervisor_.Poll(WallNow()) || started_failed_;
+    started_failed_ = false;
+    return exited;
+  }
+
+  Millis heartbeat() const { return heartbeat_.load(); }
+
+  void StopAll() {
+    std::lock_guard<std::mutex> lock(mu_);
+    supervisor_.StopAll(options_.default_grace);
+  }
+
+ private:
+  AgentTelemetry SampleTelemetry() {
+    std::lock_guard<std::mutex> lock(sample_mu_);
+    return host_.Sample();
+  }
+
+  bool Trouble(const std::string& what) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (what != last_trouble_) log_ << "agent " << options_.node << ": " << what << std::endl;
+    last_trouble_ = what;
+    connected_ = false;
+    return false;
+  }
+
+  void Apply(const SyncAnswer& a) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!connected_) {
+      log_ << "agent " << options_.node << ": in touch with " << options_.server << " (epoch "
+           << a.epoch << ")" << std::endl;
+      connected_ = true;
+      last_trouble_.clear();
+    }
+    heartbeat_ = a.heartbeat_ms;
+    if (a.epoch != epoch_) {
+      // A daemon that restarted has not seen the exits the previous one acknowledged.
+      if (!epoch_.empty()) supervisor_.Unacknowledge();
+      epoch_ = a.epoch;
+      applied_version_ = 0;
+      resend_logs_ = true;
+    }
+    supervisor_.Acknowledge(a.acked);
+    if (a.version < applied_version_) return;  // an older answer overtaken by a newer one
+    applied_version_ = a.version;
+    TimeMs now = WallNow();
+    std::map<TaskKey, Millis> graces;
+    for (const TaskStop& s : a.stop)
+      graces[s.key] = s.grace_ms;
+    std::map<TaskKey, bool> wanted;
+    for (const TaskAssignment& t : a.run) {
+      wanted[t.key] = true;
+      if (supervisor_.Knows(t.key)) continue;
+      supervisor_.Start(t, now);
+      auto running = supervisor_.Running();
+      if (std::find(running.begin(), running.end(), t.key) == running.end()) {
+        started_failed_ = true;  // could not start: report at once
+      }
+    }
+    for (const TaskKey& k : supervisor_.Running()) {
+      if (wanted.count(k)) continue;
+      auto g = graces.find(k);
+      supervisor_.Stop(k, g == graces.end() ? options_.default_grace : g->second, now);
+    }
+  }
+
+  const AgentOptions& options_;
+  std::ostream& log_;
+  std::mutex mu_;
+  std::mutex sample_mu_;
+  HostSampler host_;
+  Supervisor supervisor_;
+  std::string agent_id_;
+  std::string address_;
+  std::string epoch_;
+  uint64_t applied_version_ = 0;
+  bool resend_logs_ = true;
+  bool started_failed_ = false;
+  bool connected_ = false;
+  std::string last_trouble_;
+  std::atomic<Millis> heartbeat_{2000};
+};
+
+std::unique_ptr<httplib::Client> MakeClient(const AgentOptions& o) {
+  auto c = std::make_unique<httplib::Client>(o.server);
+  c->set_connection_timeout(std::chrono::seconds(3));
+  c->set_tcp_nodelay(true);
+  if (!o.ca_cert.empty()) c->set_ca_cert_path(o.ca_cert);
+  return c;
+}
+
+}  // namespace
+
+Status RunAgent(const AgentOptions& options, const std::atomic<bool>& stop, std::ostream& log) {
+  if (options.node.empty()) return InvalidArgument("--node: the node's name is required");
+  if (options.server.rfind("http://", 0) != 0 && options.server.rfind("https://", 0) != 0) {
+    return InvalidArgument("--server \"" + options.server +
+                           "\": expected http://HOST:PORT or https://HOST:PORT");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(options.work_dir, ec);
+  if (ec) return InvalidArgument("--work-dir " + options.work_dir + ": " + ec.message());
+  AgentCore core(options, log);
+  auto poll_client = MakeClient(options);
+  std::thread poller([&] {
+    while (!stop.load()) {
+      if (!core.Sync(*poll_client, core.heartbeat())) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      }
+    }
+  });
+  auto report_client = MakeClient(options);
+  while (!stop.load()) {
+    if (core.Poll()) core.Sync(*report_client, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  core.StopAll();
+  core.Sync(*report_client, 0);  // the exits of the stopped tasks
+  poll_client->stop();
+  poller.join();
+  return Status::Ok();
+}
+
+}  // namespace tessera

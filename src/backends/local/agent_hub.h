@@ -1,0 +1,143 @@
+// The daemon's side of the local backend (docs/operations.md#agents): which node runs which
+// task, what each node's agent last said, and when an agent went silent. The daemon hands it
+// the runs the engine places on `local` clusters and takes back what ended; the agents' sync
+// requests (protocol.h) read their nodes' assignments here, waiting for a change.
+//
+// A run ends on its own when every task exited 0 (finished) or one task failed (the run
+// failed; the other tasks are stopped). A run the daemon stops (preemption, cancellation,
+// a lost node) is the engine's business: its tasks are only told to stop.
+//
+// Thread-safety: every method may be called from any thread; Wait blocks (without the
+// caller's locks) until the node's assignment changes, the wait ends or Shutdown.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "backends/local/protocol.h"
+
+namespace tessera {
+
+// One run the engine placed on agents' nodes.
+struct RunOrder {
+  int64_t job = 0;
+  int32_t run = 0;
+  uint64_t generation = 0;  // the engine's, handed back in the run's outcome
+  std::string job_name;
+  std::vector<std::string> command;
+  std::map<std::string, std::string> env;  // the job's own
+  struct Task {
+    int32_t index = 0;
+    std::string node;
+    std::vector<int> devices;  // device indices on the node
+    // CUDA_VISIBLE_DEVICES, ASCEND_RT_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES ("" = no device)
+    std::string visible_variable;
+    Milli milli_each = 1000;  // a fractional share of one device when below 1000
+  };
+  std::vector<Task> tasks;
+};
+
+// A run that ended on its own, as its tasks reported.
+struct RunOutcome {
+  int64_t job = 0;
+  int32_t run = 0;
+  uint64_t generation = 0;
+  bool succeeded = false;
+  std::string detail;  // e.g. "task 1 exited with 3"
+};
+
+// What one agent's report changed.
+struct ReportResult {
+  std::vector<RunOutcome> ended;
+  bool joined = false;    // the node came (back) into service
+  bool replaced = false;  // a new agent process took over a node that had tasks: they are gone
+};
+
+struct AgentHubOptions {
+  Millis heartbeat = 2000;       // how often agents sync at least
+  Millis lost_after = 10000;     // silence after which an agent's node is lost
+  size_t log_bytes = 16 * 1024;  // kept of each task's output
+  size_t log_tasks = 4096;       // tasks whose output is kept (the oldest go first)
+};
+
+class AgentHub {
+ public:
+  AgentHub(AgentHubOptions options, std::string epoch);
+
+  const AgentHubOptions& options() const { return options_; }
+  // A node of a `local` cluster: its agent may sync. Others are refused.
+  void AddNode(const std::string& node);
+  bool HasNode(const std::string& node) const;
+
+  // The engine placed `run` (a launch, or an adoption after a restart: an agent that runs the
+  // run's tasks already goes on with them).
+  void Assign(const RunOrder& run);
+  // The engine stopped the run: its tasks get SIGTERM and `grace` to exit.
+  void Stop(int64_t job, int32_t run, Millis grace);
+
+  // An agent's sync request from `node`, at `now`. Refused for an unknown node.
+  Result<ReportResult> Report(const std::string& node, const SyncRequest& request, TimeMs now);
+  // The node's assignment, once its version differs from `known` or `wait` passed.
+  SyncAnswer Wait(const std::string& node, uint64_t known, Millis wait);
+  // The nodes whose agents went silent for longer than lost_after, each reported once (their
+  // tasks are forgotten; the engine requeues the runs).
+  std::vector<std::string> Expired(TimeMs now);
+  // Counts a node as seen at `now` without a report: a daemon that restarts with runs on the
+  // node gives its agent lost_after to come back.
+  void Expect(const std::string& node, TimeMs now);
+  // Whether the node's agent is in touch.
+  bool Live(const std::string& node) const;
+  // The tail of a task's output ("" when none was reported), whether known.
+  std::optional<std::string> Log(const TaskKey& key) const;
+  // The node's agent as the fleet view shows it (null when none ever synced).
+  nlohmann::json NodeStatus(const std::string& node) const;
+  // Wakes every waiting sync.
+  void Shutdown();
+
+ private:
+  struct Node {
+    std::string agent;
+    std::string address;
+    TimeMs last_seen = 0;
+    bool live = false;
+    AgentInventory inventory;
+    AgentTelemetry telemetry;
+    uint64_t version = 1;
+    std::map<TaskKey, TaskAssignment> run;
+    std::map<TaskKey, TaskStop> stop;
+    std::vector<TaskKey> acked;  // to tell the agent in the next answer
+  };
+  struct Run {
+    uint64_t generation = 0;
+    std::map<int32_t, std::string> nodes;  // task index -> node, of tasks still running
+  };
+  using RunId = std::pair<int64_t, int32_t>;
+
+  // Under mu_: the run's remaining tasks are told to stop; the run is forgotten.
+  void StopLocked(const RunId& id, Millis grace);
+  void Touch(Node& n);
+  void KeepLog(const TaskKey& key, const std::string& text);
+
+  const AgentHubOptions options_;
+  const std::string epoch_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool shutdown_ = false;
+  std::map<std::string, Node> nodes_;
+  std::map<RunId, Run> runs_;
+  std::map<TaskKey, std::string> logs_;
+  std::deque<TaskKey> log_order_;  // oldest first
+};
+
+// The environment one task of `run` gets, with its peers' addresses by task index.
+std::map<std::string, std::string> TaskEnvironment(const RunOrder& run, size_t task,
+                                                   const std::vector<std::string>& peers);
+
+}  // namespace tessera

@@ -1,0 +1,254 @@
+#include "backends/local/supervisor.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "common/clock.h"
+
+extern char** environ;
+
+namespace tessera {
+
+namespace {
+
+// The program's path: as given when it names a path, else the first match on PATH.
+std::string Resolve(const std::string& program) {
+  if (program.find('/') != std::string::npos) return program;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(start, end - start);
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return program;
+}
+
+// The child's environment: the agent's, with the task's variables over it.
+std::vector<std::string> Environment(const std::map<std::string, std::string>& vars) {
+  std::map<std::string, std::string> all;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv = *e;
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) all[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  for (const auto& [k, v] : vars)
+    all[k] = v;
+  std::vector<std::string> out;
+  for (const auto& [k, v] : all)
+    out.push_back(k + "=" + v);
+  return out;
+}
+
+std::vector<char*> Pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (std::string& s : strings)
+    out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+Supervisor::Supervisor(SupervisorOptions options) : options_(std::move(options)) {}
+
+Supervisor::~Supervisor() {
+  for (auto& [key, t] : tasks_) {
+    if (!t.running) continue;
+    kill(-t.pid, SIGKILL);
+    waitpid(t.pid, nullptr, 0);
+  }
+}
+
+bool Supervisor::Knows(const TaskKey& key) const {
+  return tasks_.count(key) > 0;
+}
+
+void Supervisor::Start(const TaskAssignment& a, TimeMs now) {
+  (void)now;
+  Task& t = tasks_[a.key];
+  std::error_code ec;
+  std::filesystem::path logs = std::filesystem::path(options_.work_dir) / "logs";
+  std::filesystem::path dir = std::filesystem::path(options_.work_dir) / "tasks" / a.key.ToString();
+  std::filesystem::path checkpoints =
+      std::filesystem::path(options_.checkpoint_root) / std::to_string(a.key.job);
+  std::filesystem::create_directories(logs, ec);
+  std::filesystem::create_directories(dir, ec);
+  std::filesystem::create_directories(checkpoints, ec);
+  t.log_path = (logs / (a.key.ToString() + ".log")).string();
+
+  std::map<std::string, std::string> vars = a.env;
+  vars["TESSERA_CHECKPOINT_DIR"] = checkpoints.string();
+  vars["TESSERA_TASK_KEY"] = a.key.ToString();
+  std::vector<std::string> env = Environment(vars);
+  std::vector<std::string> argv = a.command;
+  std::string program = Resolve(argv.at(0));
+  std::vector<char*> envp = Pointers(env);
+  std::vector<char*> args = Pointers(argv);
+
+  int log = open(t.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int pipefd[2];  // carries exec's errno back; closed on a successful exec
+  if (log < 0 || null < 0 || pipe2(pipefd, O_CLOEXEC) != 0) {
+    t.running = false;
+    t.exit_code = 127;
+    t.error = std::string("cannot prepare the task: ") + std::strerror(errno);
+    if (log >= 0) close(log);
+    if (null >= 0) close(null);
+    return;
+  }
+  const pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid == 0) {
+    // The child: only async-signal-safe calls until exec.
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);  // the agent died before the signal was armed
+    dup2(null, 0);
+    dup2(log, 1);
+    dup2(log, 2);
+    if (chdir(dir.c_str()) != 0) {
+      int err = errno;
+      (void)!write(pipefd[1], &err, sizeof err);
+      _exit(127);
+    }
+    execve(program.c_str(), args.data(), envp.data());
+    int err = errno;
+    (void)!write(pipefd[1], &err, sizeof err);
+    _exit(127);
+  }
+  close(pipefd[1]);
+  close(log);
+  close(null);
+  if (pid < 0) {
+    close(pipefd[0]);
+    t.running = false;
+    t.exit_code = 127;
+    t.error = std::string("fork: ") + std::strerror(errno);
+    return;
+  }
+  setpgid(pid, pid);  // also from the parent: no race with an early Stop
+  t.pid = pid;
+  int err = 0;
+  ssize_t n;
+  do {
+    n = read(pipefd[0], &err, sizeof err);
+  } while (n < 0 && errno == EINTR);
+  close(pipefd[0]);
+  if (n == static_cast<ssize_t>(sizeof err)) {
+    waitpid(pid, nullptr, 0);
+    t.running = false;
+    t.exit_code = 127;
+    t.error = "cannot execute " + argv[0] + ": " + std::strerror(err);
+  }
+}
+
+void Supervisor::Stop(const TaskKey& key, Millis grace, TimeMs now) {
+  auto it = tasks_.find(key);
+  if (it == tasks_.end() || !it->second.running || it->second.stopping) return;
+  Task& t = it->second;
+  t.stopping = true;
+  t.kill_at = now + grace;
+  kill(-t.pid, SIGTERM);
+}
+
+bool Supervisor::Poll(TimeMs now) {
+  bool exited = false;
+  for (auto& [key, t] : tasks_) {
+    if (!t.running) continue;
+    int status = 0;
+    pid_t r = waitpid(t.pid, &status, WNOHANG);
+    if (r == t.pid) {
+      t.running = false;
+      t.exit_code = WIFEXITED(status)     ? WEXITSTATUS(status)
+                    : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                          : 1;
+      kill(-t.pid, SIGKILL);  // what the task left behind in its group
+      exited = true;
+      continue;
+    }
+    if (t.stopping && now >= t.kill_at) kill(-t.pid, SIGKILL);
+  }
+  return exited;
+}
+
+std::string Supervisor::Tail(Task& t, bool force) {
+  struct stat st {};
+  if (t.log_path.empty() || stat(t.log_path.c_str(), &st) != 0) return "";
+  if (!force && st.st_size == t.log_sent) return "";
+  t.log_sent = st.st_size;
+  int fd = open(t.log_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  off_t from = std::max<off_t>(0, st.st_size - static_cast<off_t>(options_.log_bytes));
+  std::string out(static_cast<size_t>(st.st_size - from), '\0');
+  ssize_t n = pread(fd, out.data(), out.size(), from);
+  close(fd);
+  out.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return out;
+}
+
+std::vector<TaskReport> Supervisor::Reports(bool all_logs) {
+  std::vector<TaskReport> out;
+  for (auto& [key, t] : tasks_) {
+    if (!t.running && t.acked) continue;
+    TaskReport r;
+    r.key = key;
+    r.pid = t.pid;
+    r.phase = t.running ? TaskPhase::kRunning : TaskPhase::kExited;
+    r.exit_code = t.exit_code;
+    r.stopped = t.stopping;
+    r.error = t.error;
+    r.log = Tail(t, all_logs || !t.running);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+void Supervisor::Acknowledge(const std::vector<TaskKey>& keys) {
+  for (const TaskKey& k : keys) {
+    auto it = tasks_.find(k);
+    if (it != tasks_.end() && !it->second.running) it->second.acked = true;
+  }
+}
+
+void Supervisor::Unacknowledge() {
+  for (auto& [key, t] : tasks_)
+    t.acked = false;
+}
+
+std::vector<TaskKey> Supervisor::Running() const {
+  std::vector<TaskKey> out;
+  for (const auto& [key, t] : tasks_) {
+    if (t.running) out.push_back(key);
+  }
+  return out;
+}
+
+void Supervisor::StopAll(Millis grace) {
+  SystemClock clock;
+  auto now = [&] { return clock.Now(); };
+  TimeMs start = now();
+  for (const TaskKey& k : Running())
+    Stop(k, grace, start);
+  while (!Running().empty()) {
+    Poll(now());
+    if (now() - start > grace + 2000) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+}  // namespace tessera

@@ -1,0 +1,77 @@
+// The node agent's processes: each task runs as a child process in a process group of its
+// own, with its assignment's environment, its output in a log file under the work directory,
+// and death tied to the agent's (a task never outlives the agent that answers for it). A task
+// is stopped with SIGTERM to its group, then SIGKILL once its grace period has passed.
+//
+// The supervisor remembers every task it started (running, or exited with its status until
+// the daemon has recorded the exit), so it never starts the same task key twice.
+//
+// Thread-safety: none; the agent serializes calls (agent.h). Start must be called from a
+// thread that lives as long as the tasks (the death signal follows the forking thread).
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "backends/local/protocol.h"
+
+namespace tessera {
+
+struct SupervisorOptions {
+  std::string work_dir;          // logs/ and tasks/ go here
+  std::string checkpoint_root;   // TESSERA_CHECKPOINT_DIR = checkpoint_root/JOB_ID
+  size_t log_bytes = 16 * 1024;  // the tail reported of each task's output
+};
+
+class Supervisor {
+ public:
+  explicit Supervisor(SupervisorOptions options);
+  ~Supervisor();  // kills every task's group
+  Supervisor(const Supervisor&) = delete;
+  Supervisor& operator=(const Supervisor&) = delete;
+
+  // Whether the key was ever started here (running, or exited and remembered).
+  bool Knows(const TaskKey& key) const;
+  // Starts the task. A program that cannot be executed is recorded as exited with 127 and
+  // the reason (reported like any exit).
+  void Start(const TaskAssignment& task, TimeMs now);
+  // SIGTERM to the task's group now, SIGKILL at now + grace if it still runs. Nothing when
+  // the task is not running or already stopping.
+  void Stop(const TaskKey& key, Millis grace, TimeMs now);
+  // Reaps exited tasks and kills those past their grace; true when a task exited.
+  bool Poll(TimeMs now);
+  // Every running task, and every exit the daemon has not acknowledged, with the output's
+  // tail where it changed since the last call (`all_logs`: whether unchanged).
+  std::vector<TaskReport> Reports(bool all_logs = false);
+  // The daemon recorded these exits: they are no longer reported (still never restarted).
+  void Acknowledge(const std::vector<TaskKey>& keys);
+  // A daemon that restarted has not seen the acknowledged exits: report them again.
+  void Unacknowledge();
+  // The running tasks' keys.
+  std::vector<TaskKey> Running() const;
+  // Stops every task (SIGTERM, then SIGKILL after `grace`), waiting for them to exit.
+  void StopAll(Millis grace);
+
+ private:
+  struct Task {
+    pid_t pid = 0;  // also the group id
+    bool running = true;
+    bool stopping = false;
+    TimeMs kill_at = 0;
+    int exit_code = 0;
+    std::string error;
+    bool acked = false;
+    std::string log_path;
+    off_t log_sent = -1;  // the log's size when its tail was last reported
+  };
+  std::string Tail(Task& t, bool force);
+
+  SupervisorOptions options_;
+  std::map<TaskKey, Task> tasks_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,125 @@
+// `tessera agent` (docs/operations.md#agents): the node agent of a `local` cluster, and
+// `tessera logs JOB`: the tail of a task's output as its agent reported it.
+#include <signal.h>
+
+#include <atomic>
+#include <thread>
+
+#include "backends/local/agent.h"
+#include "cli/app.h"
+#include "cli/client_common.h"
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "common/quantity.h"
+
+namespace tessera::cli {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+struct AgentArgs {
+  Common common;
+  std::string node, address, work_dir = "tessera-agent", checkpoint_root, grace = "10s";
+};
+
+int RunAgentCommand(const AgentArgs& a, std::ostream& err) {
+  auto cfg = ResolveClientConfig(a.common.server, a.common.token, a.common.ca_cert);
+  if (!cfg.ok()) {
+    err << "error: " << cfg.status().message() << "\n";
+    return kExitInvalidInput;
+  }
+  if (cfg->token.empty()) {
+    err << "error: --token (or TESSERA_TOKEN): the agent needs an agent-role token\n";
+    return kExitInvalidInput;
+  }
+  Result<Millis> grace = ParseDuration(a.grace);
+  if (!grace.ok() || *grace < 0) {
+    err << "error: --grace: expected a duration such as 10s, got \"" << a.grace << "\"\n";
+    return kExitInvalidInput;
+  }
+  AgentOptions o;
+  o.server = cfg->server;
+  o.token = cfg->token;
+  o.ca_cert = cfg->ca_cert;
+  o.node = a.node;
+  o.address = a.address;
+  o.work_dir = a.work_dir;
+  o.checkpoint_root = a.checkpoint_root;
+  o.default_grace = *grace;
+  // SIGINT and SIGTERM stop the agent (and its tasks) cleanly: blocked in every thread and
+  // awaited by one.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::atomic<bool> stop{false};
+  std::thread waiter([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    stop = true;
+  });
+  Status s = RunAgent(o, stop, err);
+  if (!stop.load()) {
+    pthread_kill(waiter.native_handle(), SIGTERM);
+  }
+  waiter.join();
+  if (!s.ok()) {
+    err << "error: " << s.message() << "\n";
+    return kExitInvalidInput;
+  }
+  return kExitOk;
+}
+
+void Logs(const Common& c, const std::string& job, const std::string& tenant, int task, int run,
+          Ctx& x) {
+  auto cfg = Config(c, x);
+  if (!cfg) return;
+  std::string path = "/v1/jobs/" + Encode(job) + "/logs?task=" + std::to_string(task);
+  if (run >= 0) path += "&run=" + std::to_string(run);
+  if (!tenant.empty()) path += "&tenant=" + Encode(tenant);
+  HttpReply r = Call(*cfg, "GET", path);
+  if (r.status != 200) {
+    x.code = ReportFailure(r, x.err);
+    return;
+  }
+  Print(r.body, c.output, x.out, [&] { x.out << Str(r.body, "log"); });
+}
+
+}  // namespace
+
+void RegisterAgent(CLI::App& app, std::ostream& out, std::ostream& err, int& code) {
+  auto a = std::make_shared<AgentArgs>();
+  auto* cmd = app.add_subcommand(
+      "agent", "Run the node agent of a local cluster: registers, heartbeats, runs tasks");
+  AddCommon(cmd, a->common, /*output=*/false);
+  cmd->add_option("--node", a->node, "The node's name in the fleet")->required();
+  cmd->add_option("--address", a->address,
+                  "Where the node's gang peers reach it (default: the host name)");
+  cmd->add_option("--work-dir", a->work_dir, "Task logs and working directories")
+      ->capture_default_str();
+  cmd->add_option("--checkpoint-root", a->checkpoint_root,
+                  "TESSERA_CHECKPOINT_DIR is ROOT/JOB_ID (shared storage, so that a restart "
+                  "elsewhere finds it; default: WORK_DIR/checkpoints)");
+  cmd->add_option("--grace", a->grace,
+                  "SIGTERM to SIGKILL for a task stopped without a grace period, and on exit")
+      ->capture_default_str();
+  cmd->callback([a, &err, &code] { code = RunAgentCommand(*a, err); });
+  (void)out;
+
+  auto ctx = std::make_shared<Ctx>(Ctx{out, err, code});
+  auto c = std::make_shared<Common>();
+  auto job = std::make_shared<std::string>();
+  auto tenant = std::make_shared<std::string>();
+  auto task = std::make_shared<int>(0);
+  auto run = std::make_shared<int>(-1);
+  auto* logs = app.add_subcommand("logs", "The tail of a job's task output, from its agent");
+  AddCommon(logs, *c);
+  logs->add_option("job", *job, "The job's name or id")->required();
+  logs->add_option("--task", *task, "The task's index")->capture_default_str();
+  logs->add_option("--run", *run, "The run (its restart count; default: the current one)");
+  logs->add_option("--tenant", *tenant, "The job's tenant, when several use its name");
+  logs->callback([=] { Logs(*c, *job, *tenant, *task, *run, *ctx); });
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,140 @@
+// The agent's processes, for real: a task runs with its environment and its output in its
+// log, exits with its status, is stopped with SIGTERM then SIGKILL, is never started twice,
+// and a program that cannot run is an exit with the reason.
+#include "backends/local/supervisor.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+namespace tessera {
+namespace {
+
+TimeMs Now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+class SupervisorTest : public ::testing::Test {
+ protected:
+  SupervisorTest()
+      : dir_(std::filesystem::temp_directory_path() /
+             ("tessera-sup-" + std::to_string(getpid()) + "-" + std::to_string(++count_))),
+        sup_({dir_.string(), (dir_ / "ckpt").string(), 64}) {}
+  ~SupervisorTest() override { std::filesystem::remove_all(dir_); }
+
+  // Polls until no task runs (or 10 s); returns the reports then.
+  std::vector<TaskReport> WaitAll() {
+    for (int i = 0; i < 1000 && !sup_.Running().empty(); ++i) {
+      sup_.Poll(Now());
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return sup_.Reports();
+  }
+
+  TaskAssignment Task(TaskKey key, std::string shell) {
+    TaskAssignment a;
+    a.key = key;
+    a.job_name = "j";
+    a.command = {"/bin/sh", "-c", std::move(shell)};
+    a.env = {{"CUDA_VISIBLE_DEVICES", "1,3"}, {"TESSERA_TASK_INDEX", "0"}};
+    return a;
+  }
+
+  static inline int count_ = 0;
+  std::filesystem::path dir_;
+  Supervisor sup_;
+};
+
+TEST_F(SupervisorTest, ATaskRunsWithItsEnvironmentAndExitsWithItsStatus) {
+  sup_.Start(Task({5, 2, 0},
+                  "echo devices=$CUDA_VISIBLE_DEVICES ckpt=$TESSERA_CHECKPOINT_DIR "
+                  "key=$TESSERA_TASK_KEY; exit 3"),
+             Now());
+  auto reports = WaitAll();
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].phase, TaskPhase::kExited);
+  EXPECT_EQ(reports[0].exit_code, 3);
+  EXPECT_FALSE(reports[0].stopped);
+  EXPECT_EQ(reports[0].log, "devices=1,3 ckpt=" + (dir_ / "ckpt" / "5").string() + " key=5.2.0\n");
+  EXPECT_TRUE(std::filesystem::is_directory(dir_ / "ckpt" / "5"));
+}
+
+TEST_F(SupervisorTest, TheLogTailIsBoundedAndSentOnlyWhenItChanged) {
+  sup_.Start(Task({1, 0, 0}, "for i in $(seq 1 100); do echo line-$i; done; sleep 30"), Now());
+  std::string tail;
+  for (int i = 0; i < 500 && tail.find("line-100") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    auto r = sup_.Reports();
+    if (!r.empty() && !r[0].log.empty()) tail = r[0].log;
+  }
+  EXPECT_EQ(tail.size(), 64u);
+  EXPECT_EQ(tail.substr(tail.size() - 9), "line-100\n");
+  EXPECT_EQ(sup_.Reports()[0].log, "");              // unchanged since
+  EXPECT_EQ(sup_.Reports(true)[0].log.size(), 64u);  // unless asked for
+}
+
+TEST_F(SupervisorTest, StopSendsTermThenKillsTheWholeGroupAfterTheGrace) {
+  // The task ignores SIGTERM and leaves a child behind: both die by SIGKILL after the grace.
+  sup_.Start(Task({2, 0, 0},
+                  "trap 'echo got-term' TERM; sleep 60 & echo child=$!; "
+                  "while true; do sleep 0.05; done"),
+             Now());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  TimeMs start = Now();
+  sup_.Stop({2, 0, 0}, 300, start);
+  auto reports = WaitAll();
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_GE(Now() - start, 300);
+  EXPECT_EQ(reports[0].exit_code, 128 + 9);
+  EXPECT_TRUE(reports[0].stopped);
+  EXPECT_NE(reports[0].log.find("got-term"), std::string::npos) << reports[0].log;
+  auto child = reports[0].log.find("child=");
+  ASSERT_NE(child, std::string::npos);
+  pid_t pid = std::stoi(reports[0].log.substr(child + 6));
+  for (int i = 0; i < 100 && kill(pid, 0) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_NE(kill(pid, 0), 0) << "the task's child outlived it";
+}
+
+TEST_F(SupervisorTest, ATaskThatHonoursTermExitsWithinItsGrace) {
+  sup_.Start(Task({3, 0, 0},
+                  "trap 'echo checkpointed; exit 0' TERM; while true; do sleep "
+                  "0.05; done"),
+             Now());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  sup_.Stop({3, 0, 0}, 10000, Now());
+  auto reports = WaitAll();
+  EXPECT_EQ(reports[0].exit_code, 0);
+  EXPECT_TRUE(reports[0].stopped);
+  EXPECT_NE(reports[0].log.find("checkpointed"), std::string::npos);
+}
+
+TEST_F(SupervisorTest, AProgramThatCannotRunIsAnExitWithTheReason) {
+  TaskAssignment a = Task({4, 0, 0}, "");
+  a.command = {"/no/such/program", "--flag"};
+  sup_.Start(a, Now());
+  auto reports = sup_.Reports();
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].phase, TaskPhase::kExited);
+  EXPECT_EQ(reports[0].exit_code, 127);
+  EXPECT_NE(reports[0].error.find("cannot execute /no/such/program"), std::string::npos)
+      << reports[0].error;
+}
+
+TEST_F(SupervisorTest, AnAcknowledgedExitIsNotReportedAgainNorRestarted) {
+  sup_.Start(Task({6, 0, 1}, "true"), Now());
+  ASSERT_EQ(WaitAll().size(), 1u);
+  sup_.Acknowledge({{6, 0, 1}});
+  EXPECT_TRUE(sup_.Reports().empty());
+  EXPECT_TRUE(sup_.Knows({6, 0, 1}));
+  sup_.Unacknowledge();  // a daemon that restarted hears it again
+  EXPECT_EQ(sup_.Reports().size(), 1u);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,324 @@
+// The local backend end to end: a real daemon on examples/local and three real `tessera
+// agent` processes on loopback. Jobs run as real processes with their device variables, a
+// killed agent's gang is requeued whole and completes elsewhere, a daemon killed while tasks
+// run adopts them without starting any twice, cancellation sends SIGTERM first, and agents'
+// syncs are checked like every request.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "testutil/agent_process.h"
+#include "testutil/daemon_process.h"
+#include "testutil/run_tessera.h"
+#include "testutil/serve_client.h"
+
+namespace tessera {
+namespace {
+
+using json = nlohmann::json;
+using testing::AgentProcess;
+using testing::Body;
+using testing::DaemonProcess;
+using testing::FreshDir;
+using testing::Http;
+using testing::ReadText;
+using testing::RunTessera;
+using testing::TokenOf;
+
+const std::string kLocal = std::string(TESSERA_SOURCE_DIR) + "/examples/local";
+const char* kNodes[] = {"bench-gpu-0000", "bench-gpu-0001", "bench-gpu-0002"};
+
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+class AgentsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = FreshDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    daemon_ = std::make_unique<DaemonProcess>(dir_ / "daemon", kLocal);
+    daemon_->set_extra_args({"--agent-heartbeat", "500ms", "--agent-lost-after", "2s"});
+    ASSERT_TRUE(daemon_->Start()) << daemon_->log();
+    admin_ = std::make_unique<Http>(daemon_->url(), daemon_->admin_token());
+    agent_token_ = TokenOf(*admin_, "agents", "agent", "");
+    ASSERT_FALSE(agent_token_.empty());
+    for (int i = 0; i < 3; ++i) {
+      agents_.push_back(std::make_unique<AgentProcess>(dir_ / "agents", kNodes[i],
+                                                       "127.0.0." + std::to_string(i + 1)));
+      agents_.back()->Start(daemon_->url(), agent_token_);
+    }
+    ASSERT_TRUE(WaitForNodes(3)) << Body(admin_->Get("/v1/nodes")).dump();
+  }
+  void TearDown() override {
+    for (auto& a : agents_)
+      a->Stop();
+    daemon_->Stop();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // Until `ready` of the fleet's nodes are in service with an agent (30 s at most).
+  bool WaitForNodes(int ready) {
+    for (int i = 0; i < 300; ++i) {
+      int n = 0;
+      json nodes = Body(admin_->Get("/v1/nodes"));
+      for (const json& node : nodes["items"])
+        n += node["state"] == "ready" && node["agent"].is_object();
+      if (n == ready) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+
+  int64_t Submit(const json& job) {
+    auto r = admin_->Post("/v1/jobs", job.dump());
+    EXPECT_TRUE(r && r->status == 201) << (r ? r->body : "no answer");
+    return r && r->status == 201 ? Body(r)["id"].get<int64_t>() : 0;
+  }
+
+  // The job once `done(job)` holds, or as it last was after 60 s.
+  template <typename Pred>
+  json WaitFor(int64_t id, Pred done) {
+    json j;
+    for (int i = 0; i < 600; ++i) {
+      j = Body(admin_->Get("/v1/jobs/" + std::to_string(id)));
+      if (j.is_object() && done(j)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return j;
+  }
+  json WaitForState(int64_t id, const std::string& state) {
+    return WaitFor(id, [&](const json& j) { return j["state"] == state; });
+  }
+
+  AgentProcess* AgentOf(const std::string& node) {
+    for (auto& a : agents_)
+      if (a->node() == node) return a.get();
+    return nullptr;
+  }
+
+  std::string Cli(const std::string& args, int* code = nullptr) {
+    std::string out;
+    int rc = RunTessera(args, &out, true, daemon_->CliEnv());
+    if (code != nullptr) *code = rc;
+    return out;
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<DaemonProcess> daemon_;
+  std::unique_ptr<Http> admin_;
+  std::string agent_token_;
+  std::vector<std::unique_ptr<AgentProcess>> agents_;
+};
+
+// Two tasks of one GPU each, a gang: each prints what it was given, then sleeps `seconds`.
+json Gang(const std::string& name, int seconds, int checkpoint_s = 0) {
+  json j = {{"name", name},
+            {"class", "training"},
+            {"tenant", "lab/research"},
+            {"taskGroups",
+             {{{"name", "w"},
+               {"count", 2},
+               {"cpu", 2},
+               {"memory", "1Gi"},
+               {"devices", {{"count", 2}, {"models", {"L4"}}}}}}},
+            {"command",
+             "echo start task=$TESSERA_TASK_INDEX node=$TESSERA_NODE "
+             "restart=$TESSERA_RESTART_COUNT; sleep " +
+                 std::to_string(seconds) + "; echo done"}};
+  if (checkpoint_s > 0) j["checkpointInterval"] = std::to_string(checkpoint_s) + "s";
+  return j;
+}
+
+TEST_F(AgentsTest, TheExampleJobsRunAsProcessesWithTheirDevicesAndPeers) {
+  int code = 0;
+  std::string out = Cli("submit -f " + kLocal + "/jobs.yaml", &code);
+  ASSERT_EQ(code, 0) << out;
+  json gang = WaitForState(1, "succeeded");
+  json batch = WaitForState(2, "succeeded");
+  ASSERT_EQ(gang["state"], "succeeded") << gang.dump();
+  ASSERT_EQ(batch["state"], "succeeded") << batch.dump();
+
+  // Each task saw its own node, both of its node's GPUs, the gang's size and both peers.
+  std::string t0 = Cli("logs gang-hello --task 0", &code);
+  ASSERT_EQ(code, 0) << t0;
+  std::string t1 = Cli("logs gang-hello --task 1");
+  for (const std::string* t : {&t0, &t1}) {
+    EXPECT_NE(t->find("of 2 on bench-gpu-000"), std::string::npos) << *t;
+    EXPECT_NE(t->find("GPUs 0,1 peers 127.0.0."), std::string::npos) << *t;
+    EXPECT_NE(t->find("restart 0"), std::string::npos) << *t;
+  }
+  EXPECT_NE(t0.find("task 0 of 2"), std::string::npos) << t0;
+  EXPECT_NE(t1.find("task 1 of 2"), std::string::npos) << t1;
+  std::string batch_log = Cli("logs batch-hello");
+  EXPECT_NE(batch_log.find("batch on bench-gpu-000"), std::string::npos) << batch_log;
+  EXPECT_NE(batch_log.find(" GPU 0"), std::string::npos) << batch_log;
+
+  // explain says why; the decision log has the start on both nodes and the finish.
+  std::string why = Cli("explain job gang-hello");
+  EXPECT_NE(why.find("start"), std::string::npos) << why;
+  EXPECT_NE(why.find("finish"), std::string::npos) << why;
+
+  // The fleet view shows each node's agent and its telemetry.
+  json node = Body(admin_->Get("/v1/nodes/bench-gpu-0000"));
+  ASSERT_TRUE(node["agent"].is_object()) << node.dump();
+  EXPECT_EQ(node["agent"]["address"], "127.0.0.1");
+  EXPECT_EQ(node["agent"]["live"], true);
+  EXPECT_GT(node["agent"]["cpu"].get<int64_t>(), 0);
+  EXPECT_GT(node["agent"]["memory_mib"].get<int64_t>(), 0);
+}
+
+TEST_F(AgentsTest, AServicesReplicasRunOnAgentsUntilTheServiceIsDeleted) {
+  json svc = {{"name", "echo"},
+              {"tenant", "lab/research"},
+              {"replicas", {{"min", 2}, {"max", 2}}},
+              {"replica", {{"cpu", 1}, {"memory", "1Gi"}, {"devices", {{"count", 1}}}}},
+              {"latencySLO", "500ms"},
+              {"serviceTime", "100ms"},
+              {"load", {{"peakRps", 10}, {"rpsPerReplica", 10}, {"curve", "flat"}}}};
+  auto r = admin_->Post("/v1/services", svc.dump());
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : "");
+  // Both replicas run as processes: the agents hold two tasks between them.
+  auto tasks = [&] {
+    int n = 0;
+    json nodes = Body(admin_->Get("/v1/nodes"));
+    for (const json& node : nodes["items"])
+      n += node["agent"].is_object() ? node["agent"]["tasks"].get<int>() : 0;
+    return n;
+  };
+  int held = 0;
+  for (int i = 0; i < 300 && (held = tasks()) != 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(held, 2) << Body(admin_->Get("/v1/services/echo")).dump();
+  r = admin_->Delete("/v1/services/echo");
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "");
+  for (int i = 0; i < 300 && (held = tasks()) != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(held, 0);
+}
+
+TEST_F(AgentsTest, AKilledAgentsGangIsRequeuedWholeAndCompletesOnOtherNodes) {
+  int64_t id = Submit(Gang("resilient", 4, 60));
+  json running = WaitFor(
+      id, [](const json& j) { return j["state"] == "running" && j["placement"].size() == 2; });
+  ASSERT_EQ(running["state"], "running") << running.dump();
+  std::string lost_node = running["placement"][0]["node"];
+  // The task has started before its agent dies.
+  std::string first;
+  for (int i = 0; i < 100 && first.find("start") == std::string::npos; ++i) {
+    first = Body(admin_->Get("/v1/jobs/" + std::to_string(id) + "/logs?task=0")).value("log", "");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_NE(first.find("node=" + lost_node), std::string::npos) << first;
+  AgentOf(lost_node)->Kill9();
+
+  json done = WaitForState(id, "succeeded");
+  ASSERT_EQ(done["state"], "succeeded") << done.dump();
+  EXPECT_EQ(done["restarts"], 1);
+  for (const json& p : done["placement"])
+    EXPECT_NE(p["node"], lost_node) << done.dump();
+  // The second run knows it is one, on both tasks; the first run's tasks were stopped.
+  for (int task = 0; task < 2; ++task) {
+    json log =
+        Body(admin_->Get("/v1/jobs/" + std::to_string(id) + "/logs?task=" + std::to_string(task)));
+    EXPECT_EQ(log["run"], 1);
+    EXPECT_NE(log["log"].get<std::string>().find("restart=1"), std::string::npos) << log.dump();
+    EXPECT_NE(log["log"].get<std::string>().find("done"), std::string::npos) << log.dump();
+  }
+  // Why: the node was lost, the gang requeued as a whole.
+  json why = Body(admin_->Get("/v1/jobs/" + std::to_string(id) + "/explain"));
+  std::string decisions = why["decisions"].dump();
+  EXPECT_NE(decisions.find("node-lost:" + lost_node), std::string::npos) << decisions;
+  json node = Body(admin_->Get("/v1/nodes/" + lost_node));
+  EXPECT_EQ(node["state"], "down") << node.dump();
+}
+
+TEST_F(AgentsTest, ADaemonKilledWhileTasksRunAdoptsThemAndStartsNoneTwice) {
+  int64_t id = Submit(Gang("steady", 4));
+  json running = WaitFor(id, [](const json& j) { return j["state"] == "running"; });
+  ASSERT_EQ(running["state"], "running");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  daemon_->Kill9();
+  daemon_->KeepPort();
+  ASSERT_TRUE(daemon_->Start()) << daemon_->log();
+  admin_ = std::make_unique<Http>(daemon_->url(), daemon_->admin_token());
+  json done = WaitForState(id, "succeeded");
+  ASSERT_EQ(done["state"], "succeeded") << done.dump() << daemon_->log();
+  EXPECT_EQ(done["restarts"], 0);
+  // Each task's output has one start: nothing ran twice.
+  int logs = 0;
+  for (auto& a : agents_) {
+    if (!std::filesystem::exists(a->work_dir() / "logs")) continue;  // ran nothing
+    for (const auto& f : std::filesystem::directory_iterator(a->work_dir() / "logs")) {
+      if (f.path().filename().string().rfind(std::to_string(id) + ".", 0) != 0) continue;
+      ++logs;
+      std::string text = ReadText(f.path());
+      EXPECT_EQ(Count(text, "start task="), 1) << f.path() << ": " << text;
+      EXPECT_EQ(Count(text, "done"), 1) << f.path() << ": " << text;
+    }
+  }
+  EXPECT_EQ(logs, 2);
+  std::string decisions =
+      Body(admin_->Get("/v1/jobs/" + std::to_string(id) + "/explain"))["decisions"].dump();
+  EXPECT_NE(decisions.find("adopted"), std::string::npos) << decisions;
+}
+
+TEST_F(AgentsTest, CancellingAJobSendsItsTasksTermFirst) {
+  json job = Gang("patient", 60);
+  job["command"] = "trap 'echo got-term; exit 0' TERM; echo up; while true; do sleep 0.1; done";
+  int64_t id = Submit(job);
+  json running = WaitFor(id, [](const json& j) { return j["state"] == "running"; });
+  ASSERT_EQ(running["state"], "running");
+  std::string up;
+  for (int i = 0; i < 100 && up.find("up") == std::string::npos; ++i) {
+    up = Body(admin_->Get("/v1/jobs/" + std::to_string(id) + "/logs?task=1")).value("log", "");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  auto r = admin_->Post("/v1/jobs/" + std::to_string(id) + "/cancel", "");
+  ASSERT_TRUE(r && r->status == 202);
+  std::string log;
+  for (int i = 0; i < 100 && log.find("got-term") == std::string::npos; ++i) {
+    log = Body(admin_->Get("/v1/jobs/" + std::to_string(id) + "/logs?task=1")).value("log", "");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_NE(log.find("got-term"), std::string::npos) << log;
+  EXPECT_EQ(WaitForState(id, "cancelled")["state"], "cancelled");
+}
+
+TEST_F(AgentsTest, AgentSyncsAreCheckedLikeEveryRequest) {
+  const std::string sync = "/v1/agents/bench-gpu-0000/sync";
+  const std::string hello = R"({"protocol":1,"agent":"probe"})";
+  Http anonymous(daemon_->url());
+  auto r = anonymous.Post(sync, hello);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  std::string member = TokenOf(*admin_, "ann", "member", "lab/research");
+  Http as_member(daemon_->url(), member);
+  r = as_member.Post(sync, hello);
+  EXPECT_EQ(r->status, 403) << r->body;
+  Http agent(daemon_->url(), agent_token_);
+  r = agent.Post("/v1/agents/no-such-node/sync", hello);
+  EXPECT_EQ(r->status, 404) << r->body;
+  r = agent.Post(sync, R"({"protocol":1,"agent":"probe","tasks":[{"key":"x"}]})");
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_EQ(Body(r)["field"], "tasks[0].key");
+  r = agent.Post(sync, "{");
+  EXPECT_EQ(r->status, 400) << r->body;
+  // An agent's token reads and changes nothing else.
+  r = agent.Post("/v1/jobs", Gang("sneaky", 1).dump());
+  EXPECT_EQ(r->status, 403) << r->body;
+  EXPECT_TRUE(Body(agent.Get("/v1/jobs"))["items"].empty());
+  // Logs of a job that never ran on an agent: 404 with why.
+  r = admin_->Get("/v1/jobs/999/logs");
+  EXPECT_EQ(r->status, 404);
+}
+
+}  // namespace
+}  // namespace tessera
