@@ -128,8 +128,11 @@ TEST(Cli, ShellCompletionForBashAndZsh) {
   ASSERT_EQ(testing::RunTessera("completion zsh", &script, false), 0);
   std::ofstream(file) << script;
   std::string zsh;
-  std::string cmd = "zsh -f -c 'autoload -U compinit && compinit -u -d /dev/null; source " +
-                    file.string() + " && print -r -- ${_comps[tessera]}' 2>&1";
+  // compinit replaces its dump file: never /dev/null (as root that turns the device into a
+  // plain file for everything on the machine).
+  const fs::path dump = file.string() + ".zcompdump";
+  std::string cmd = "zsh -f -c 'autoload -U compinit && compinit -u -d " + dump.string() +
+                    "; source " + file.string() + " && print -r -- ${_comps[tessera]}' 2>&1";
   FILE* p = ::popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
   char buf[4096];
@@ -138,6 +141,7 @@ TEST(Cli, ShellCompletionForBashAndZsh) {
   EXPECT_EQ(::pclose(p), 0) << zsh;
   EXPECT_NE(zsh.find("_tessera"), std::string::npos) << zsh;
   fs::remove(file);
+  fs::remove(dump);
 }
 
 // A wrong path that is endless (/dev/zero) or huge is an error naming the file and the
