@@ -137,6 +137,8 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   options.scale_interval = *scale_interval;
   options.agent_heartbeat = *heartbeat;
   options.agent_lost_after = *lost_after;
+  options.work_dir = std::filesystem::path(*path).parent_path().string();
+  if (options.work_dir.empty()) options.work_dir = ".";
   if (const char* t = std::getenv("TESSERA_ADMIN_TOKEN")) options.admin_token = t;
   std::string new_token;
   auto t0 = std::chrono::steady_clock::now();

@@ -112,6 +112,20 @@ void ParseCluster(YamlMap& m, size_t ci) {
   if (auto t = m.Enum("tier", kTiers)) c.tier = *ParseClusterTier(*t);
   if (auto be = m.Enum("backend", kBackends)) c.backend = *ParseBackendKind(*be);
   c.backend_options = m.Labels("backendOptions");
+  if (c.backend == BackendKind::kSlurm) {
+    // What the Slurm backend reads (docs/operations.md#slurm).
+    for (const auto& [key, value] : c.backend_options) {
+      if (key != "slurmConf" && key != "partition" && key != "workDir") {
+        m.ErrorAt("backendOptions", "unknown option \"" + key +
+                                        "\" of a slurm cluster; expected slurmConf, partition, "
+                                        "workDir");
+      }
+    }
+    if (!c.backend_options.count("slurmConf")) {
+      m.ErrorAt("backendOptions",
+                "a slurm cluster needs slurmConf: the path of its controller's slurm.conf");
+    }
+  }
   c.labels = m.Labels("labels");
   if (auto n = m.Node("interconnect", Need::kOptional)) {
     YamlMap im(b, m.file(), *n, m.path().Field("interconnect"), "an interconnect");

@@ -1,6 +1,8 @@
-// The daemon's local backend: runs on `local` clusters go to the node agents through the
-// AgentHub; everything else runs on the emulated backend. Agents' syncs come in here, their
-// outcomes go to the engine, and silent agents' nodes are lost.
+// The daemon's real backends: runs on `local` clusters go to the node agents through the
+// AgentHub, runs on `slurm` clusters to their controllers; everything else runs on the
+// emulated backend. Agents' syncs and Slurm's reports come in here, their outcomes go to the
+// engine, silent agents' nodes and Slurm's down nodes are lost, and an unreachable controller's
+// nodes take no new work.
 #include <nlohmann/json.hpp>
 
 #include "server/daemon.h"
@@ -21,11 +23,88 @@ std::string VisibleVariable(const std::string& vendor) {
 
 }  // namespace
 
-bool Daemon::OnLocal(const JobRecord& job) const {
-  if (job.placements.empty()) return false;
+BackendKind Daemon::BackendOf(const JobRecord& job) const {
+  if (job.placements.empty()) return BackendKind::kEmulated;
   const CellState& cell = engine_->cell();
-  uint32_t cluster = cell.node(job.placements[0].node).cluster;
-  return spec_->clusters[cluster].backend == BackendKind::kLocal;
+  return spec_->clusters[cell.node(job.placements[0].node).cluster].backend;
+}
+
+std::vector<SlurmTaskShape> Daemon::ShapesOf(const JobRecord& job) const {
+  std::vector<SlurmTaskShape> out;
+  for (const Placement& p : job.placements) {
+    int32_t index = p.task.index;
+    const TaskRequest* request = nullptr;
+    for (const TaskGroup& g : job.job.task_groups) {
+      if (index < g.count) {
+        request = &g.request;
+        break;
+      }
+      index -= g.count;
+    }
+    SlurmTaskShape s;
+    if (request != nullptr) {
+      s.cpu = request->cpu;
+      s.memory = request->memory;
+      s.gpus = request->devices.fractional() ? 1 : request->devices.count;
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+void Daemon::EndRun(const RunOutcome& o, TimeMs now) {
+  if (o.job < 1 || o.job > static_cast<int64_t>(jobs_.size())) return;
+  const std::optional<JobId>& eid = engine_id_[o.job - 1];
+  if (!eid) return;
+  const JobRecord& rec = engine_->job(*eid);
+  if (!rec.running() || rec.generation != o.generation ||
+      restart_base_[o.job - 1] + rec.restarts != o.run) {
+    return;  // an older run's report
+  }
+  if (!o.succeeded) fail_detail_[o.job] = o.detail;
+  Event e;
+  e.time = now;
+  e.kind = o.succeeded ? EventKind::kFinish : EventKind::kFail;
+  e.job = *eid;
+  e.generation = o.generation;
+  engine_->Post(e);
+}
+
+void Daemon::ApplySlurm(TimeMs now) {
+  if (!slurm_) return;
+  for (SlurmEvent& e : slurm_->Take()) {
+    auto node = core_->node_index.find(e.node);
+    switch (e.kind) {
+      case SlurmEvent::Kind::kRunEnded:
+        EndRun(e.outcome, now);
+        break;
+      case SlurmEvent::Kind::kNodeDown:
+        if (node != core_->node_index.end()) engine_->NodeLost(node->second, now);
+        break;
+      case SlurmEvent::Kind::kNodeUp:
+        if (node != core_->node_index.end()) engine_->NodeRecovered(node->second, now);
+        break;
+      case SlurmEvent::Kind::kUnreachable:
+      case SlurmEvent::Kind::kReachable: {
+        bool down = e.kind == SlurmEvent::Kind::kUnreachable;
+        if (down ? !unreachable_.insert(e.cluster).second : unreachable_.erase(e.cluster) == 0) {
+          break;
+        }
+        const CellState& cell = engine_->cell();
+        for (uint32_t n = 0; n < cell.node_count(); ++n) {
+          if (spec_->clusters[cell.node(n).cluster].name != e.cluster) continue;
+          auto f = flags_.find(cell.node_name(n));
+          if (f != flags_.end() && f->second.cordoned) continue;  // the operator's hold stays
+          if (down) {
+            engine_->Cordon(n, now);
+          } else {
+            engine_->Uncordon(n, now);
+          }
+        }
+        break;
+      }
+    }
+  }
 }
 
 RunOrder Daemon::OrderOf(const JobRecord& job) const {
@@ -99,23 +178,8 @@ Result<std::string> Daemon::AgentSync(const Caller& caller, const std::string& n
       if (report->replaced) engine_->NodeLost(it->second, now);  // its runs died with the agent
       if (report->joined || report->replaced) engine_->NodeRecovered(it->second, now);
     }
-    for (const RunOutcome& o : report->ended) {
-      if (o.job < 1 || o.job > static_cast<int64_t>(jobs_.size())) continue;
-      const std::optional<JobId>& eid = engine_id_[o.job - 1];
-      if (!eid) continue;
-      const JobRecord& rec = engine_->job(*eid);
-      if (!rec.running() || rec.generation != o.generation ||
-          restart_base_[o.job - 1] + rec.restarts != o.run) {
-        continue;  // an older run's report
-      }
-      if (!o.succeeded) fail_detail_[o.job] = o.detail;
-      Event e;
-      e.time = now;
-      e.kind = o.succeeded ? EventKind::kFinish : EventKind::kFail;
-      e.job = *eid;
-      e.generation = o.generation;
-      engine_->Post(e);
-    }
+    for (const RunOutcome& o : report->ended)
+      EndRun(o, now);
     Poke();
   }
   SyncAnswer answer = agents_->Wait(node, request->known_version, request->wait_ms);
@@ -138,13 +202,51 @@ Result<json> Daemon::TaskLog(const Caller& caller, const std::string& ref,
     }
   }
   TaskKey key{id, run.value_or(current), task};
-  auto log = agents_->Log(key);
+  std::optional<std::string> log = slurm_ ? slurm_->Log(key) : std::nullopt;
+  if (!log) log = agents_->Log(key);
   if (!log) {
     return NotFound("no output of task " + std::to_string(task) + " of run " +
                     std::to_string(key.run) + " of job " + std::to_string(id) +
                     " (only tasks on agents' nodes report output; it may not have started)");
   }
   return json{{"job", id}, {"run", key.run}, {"task", task}, {"log", *log}};
+}
+
+std::vector<Gauge> Daemon::AgentGauges() const {
+  Gauge up{"tessera_agent_up", "Whether the node's agent is in touch (local clusters).", {}};
+  Gauge cpu{"tessera_node_cpu_used", "CPUs busy on the node, as its agent measured.", {}};
+  Gauge memory{"tessera_node_memory_used_bytes", "Memory in use on the node.", {}};
+  Gauge util{"tessera_device_utilization",
+             "Busy share of each GPU over the last sample (0..1), as nvidia-smi reports it.",
+             {}};
+  Gauge device_memory{"tessera_device_memory_used_bytes", "Memory in use on each GPU.", {}};
+  const CellState& cell = engine_->cell();
+  for (uint32_t n = 0; n < cell.node_count(); ++n) {
+    if (spec_->clusters[cell.node(n).cluster].backend != BackendKind::kLocal) continue;
+    const std::string& name = cell.node_name(n);
+    const std::string node = "node=\"" + LabelValue(name) + "\"";
+    nlohmann::json status = agents_->NodeStatus(name);
+    up.samples.push_back({node, status.is_object() && status["live"].get<bool>() ? 1.0 : 0.0});
+    if (!status.is_object()) continue;
+    cpu.samples.push_back({node, status["cpu_used"].get<double>() / kMilliPerUnit});
+    memory.samples.push_back({node, status["memory_used_mib"].get<double>() * 1048576.0});
+    for (const auto& g : status["gpus"]) {
+      const std::string labels = node + ",device=\"" + std::to_string(g["index"].get<int>()) + "\"";
+      if (g["utilization"].get<double>() >= 0) {
+        util.samples.push_back({labels, g["utilization"].get<double>()});
+      }
+      device_memory.samples.push_back({labels, g["memory_used_mib"].get<double>() * 1048576.0});
+    }
+  }
+  Gauge reachable{"tessera_cluster_reachable",
+                  "Whether a slurm cluster's controller answers (1) or not (0).",
+                  {}};
+  for (const Cluster& c : spec_->clusters) {
+    if (c.backend != BackendKind::kSlurm) continue;
+    reachable.samples.push_back(
+        {"cluster=\"" + LabelValue(c.name) + "\"", unreachable_.count(c.name) ? 0.0 : 1.0});
+  }
+  return {up, cpu, memory, util, device_memory, reachable};
 }
 
 }  // namespace tessera

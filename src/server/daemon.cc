@@ -34,13 +34,28 @@ class Daemon::Backends final : public Backend {
  public:
   explicit Backends(Daemon& d) : d_(d) {}
   void Launch(const JobRecord& job, TimeMs now) override {
-    if (!d_.OnLocal(job)) return d_.backend_.Launch(job, now);
-    d_.agents_->Assign(d_.OrderOf(job));
+    switch (d_.BackendOf(job)) {
+      case BackendKind::kLocal:
+        return d_.agents_->Assign(d_.OrderOf(job));
+      case BackendKind::kSlurm: {
+        const CellState& cell = d_.engine_->cell();
+        const std::string& cluster =
+            d_.spec_->clusters[cell.node(job.placements[0].node).cluster].name;
+        return d_.slurm_->Submit(cluster, d_.OrderOf(job), d_.ShapesOf(job));
+      }
+      default:
+        return d_.backend_.Launch(job, now);
+    }
   }
   void Stop(const JobRecord& job, TimeMs now) override {
-    if (!d_.OnLocal(job)) return d_.backend_.Stop(job, now);
+    BackendKind kind = d_.BackendOf(job);
+    if (kind != BackendKind::kLocal && kind != BackendKind::kSlurm) {
+      return d_.backend_.Stop(job, now);
+    }
     int64_t id = d_.by_engine_[job.id.value()];
-    d_.agents_->Stop(id, d_.restart_base_[id - 1] + job.restarts, job.stop_grace);
+    int32_t run = d_.restart_base_[id - 1] + job.restarts;
+    if (kind == BackendKind::kLocal) return d_.agents_->Stop(id, run, job.stop_grace);
+    d_.slurm_->Stop(id, run, job.stop_grace);
   }
 
  private:
@@ -187,6 +202,28 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteS
   d->replicas_ = std::make_unique<Replicas>(*d);
   d->backend_.SetSink(d->sink_.get());
   d->backends_ = std::make_unique<Backends>(*d);
+  std::vector<SlurmClusterConfig> slurm;
+  for (const Cluster& c : d->spec_->clusters) {
+    if (c.backend != BackendKind::kSlurm) continue;
+    SlurmClusterConfig& s = slurm.emplace_back();
+    s.name = c.name;
+    s.slurm_conf = c.backend_options.at("slurmConf");
+    if (auto p = c.backend_options.find("partition"); p != c.backend_options.end()) {
+      s.partition = p->second;
+    }
+    auto w = c.backend_options.find("workDir");
+    s.work_dir =
+        w != c.backend_options.end() ? w->second : d->options_.work_dir + "/slurm/" + c.name;
+    for (uint32_t n = 0; n < c.node_count; ++n)
+      s.nodes.push_back(d->spec_->nodes[c.first_node.value() + n].name);
+  }
+  if (!slurm.empty()) {
+    Daemon* p = d.get();
+    d->slurm_ = std::make_unique<SlurmClusters>(std::move(slurm), [p] {
+      std::lock_guard<std::mutex> lock(p->mu_);
+      p->Poke();
+    });
+  }
   auto core = d->MakeCore(d->spec_);
   if (!core.ok()) return core.status();
   d->Install(std::move(*core));
@@ -238,6 +275,7 @@ Daemon::~Daemon() {
   cv_.notify_all();
   agents_->Shutdown();
   if (loop_.joinable()) loop_.join();
+  slurm_.reset();
   store_->Flush().wait();
 }
 
@@ -327,6 +365,7 @@ void Daemon::Loop() {
   TimeMs alive = 0;
   while (!stopping_) {
     CheckAgents(clock_.Now());
+    ApplySlurm(clock_.Now());
     RunEngine();
     if (clock_.Now() - alive >= 1000) {
       alive = clock_.Now();
@@ -830,7 +869,10 @@ std::vector<Gauge> Daemon::Gauges() const {
     replicas.samples.push_back({service + ",state=\"wanted\"", st.wanted});
     load.samples.push_back({service, st.rps});
   }
-  return {queue, jobs, capacity, allocated, writes, batches, replicas, load};
+  std::vector<Gauge> out = {queue, jobs, capacity, allocated, writes, batches, replicas, load};
+  for (Gauge& g : AgentGauges())
+    out.push_back(std::move(g));
+  return out;
 }
 
 Daemon::Counts Daemon::counts() const {

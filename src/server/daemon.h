@@ -19,12 +19,14 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "backends/local/agent_hub.h"
+#include "backends/slurm/slurm_clusters.h"
 #include "common/clock.h"
 #include "common/rng.h"
 #include "engine/engine.h"
@@ -49,6 +51,9 @@ struct DaemonOptions {
   // Node agents: how often they sync at least, and the silence after which a node is lost.
   Millis agent_heartbeat = 2000;
   Millis agent_lost_after = 10000;
+  // Where the Slurm backend keeps batch scripts and task output of a cluster whose
+  // backendOptions name no workDir: WORK_DIR/slurm/CLUSTER.
+  std::string work_dir = ".";
 };
 
 struct JobFilter {
@@ -255,14 +260,23 @@ class Daemon {
   void CloseCosts(int64_t id, TimeMs end);
   // Under mu_.
   nlohmann::ordered_json NodeJson(const Caller& caller, uint32_t node) const;
-  // Under mu_: whether the run is on a `local` cluster (its agents run it), and what they get.
-  bool OnLocal(const JobRecord& job) const;
+  // Under mu_: the backend of the run's cluster, and what its agents or Slurm get.
+  BackendKind BackendOf(const JobRecord& job) const;
   RunOrder OrderOf(const JobRecord& job) const;
+  std::vector<SlurmTaskShape> ShapesOf(const JobRecord& job) const;
+  // Under mu_: a run ended as its agents or its Slurm job said (ignored when it is not the
+  // job's current run).
+  void EndRun(const RunOutcome& o, TimeMs now);
+  // Under mu_: what the Slurm clusters reported: runs ended, nodes down or up, controllers
+  // unreachable (their nodes take no new work; what runs there goes on) or back.
+  void ApplySlurm(TimeMs now);
   // Under mu_: the nodes of `local` clusters are the agents'; one without a live agent is out
   // of service (or, with runs on it after a restart, given lost_after for its agent to return).
   void ApplyAgents();
   // Under mu_: nodes whose agents went silent are lost (their runs are requeued).
   void CheckAgents(TimeMs now);
+  // Under mu_: the agents' telemetry and the Slurm controllers' reachability, for /metrics.
+  std::vector<Gauge> AgentGauges() const;
 
   std::unique_ptr<SqliteStore> store_;
   const Clock& clock_;
@@ -276,6 +290,8 @@ class Daemon {
   std::unique_ptr<AgentHub> agents_;
   std::unique_ptr<Backends> backends_;          // routes runs to backend_ or agents_
   std::map<int64_t, std::string> fail_detail_;  // under mu_: why a run failed, as agents said
+  std::unique_ptr<SlurmClusters> slurm_;        // null without slurm clusters
+  std::set<std::string> unreachable_;           // under mu_: slurm clusters out of touch
   std::unique_ptr<StorePort> port_;
   std::unique_ptr<Sink> sink_;
   std::unique_ptr<Replicas> replicas_;

@@ -47,7 +47,7 @@ clusters:
     region: south
     tier: elastic
     backend: slurm
-    backendOptions: {conf: /etc/slurm/slurm.conf}
+    backendOptions: {slurmConf: /etc/slurm/slurm.conf}
     labels: {owner: "team a"}
     interconnect: {fabric: roce, islandBandwidth: 900GB/s, leafBandwidth: 200Gbps, coreBandwidth: 100Gbps}
     prices: {L4: 0.8, cpu: 0.025}

@@ -173,6 +173,13 @@ TEST_F(AgentsTest, TheExampleJobsRunAsProcessesWithTheirDevicesAndPeers) {
   EXPECT_EQ(node["agent"]["live"], true);
   EXPECT_GT(node["agent"]["cpu"].get<int64_t>(), 0);
   EXPECT_GT(node["agent"]["memory_mib"].get<int64_t>(), 0);
+  // /metrics has each agent's liveness and its host's telemetry.
+  auto metrics = Http(daemon_->url()).Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("tessera_agent_up{node=\"bench-gpu-0000\"} 1"), std::string::npos)
+      << metrics->body;
+  EXPECT_NE(metrics->body.find("tessera_node_memory_used_bytes{node=\"bench-gpu-0002\"}"),
+            std::string::npos);
 }
 
 TEST_F(AgentsTest, AServicesReplicasRunOnAgentsUntilTheServiceIsDeleted) {

@@ -1,5 +1,5 @@
-// The agent protocol (docs/operations.md#the-agent-protocol), version 1: what a node agent
-// and the daemon say to each other over the daemon's HTTP API.
+// The agent protocol (docs/operations.md#the-agent-protocol-reference), version 1: what a node
+// agent and the daemon say to each other over the daemon's HTTP API.
 //
 // One exchange, `POST /v1/agents/{node}/sync`, is the registration, the heartbeat and the
 // report at once: the agent sends its host's inventory and telemetry and the state of every

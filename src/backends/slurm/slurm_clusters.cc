@@ -1,0 +1,310 @@
+#include "backends/slurm/slurm_clusters.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "common/clock.h"
+
+namespace tessera {
+
+SlurmClusters::SlurmClusters(std::vector<SlurmClusterConfig> clusters, std::function<void()> wake,
+                             Millis poll_interval)
+    : poll_interval_(poll_interval), wake_(std::move(wake)) {
+  for (SlurmClusterConfig& c : clusters) {
+    std::error_code ec;
+    std::filesystem::create_directories(c.work_dir, ec);
+    std::string name = c.name;
+    clusters_[name].config = std::move(c);
+  }
+  worker_ = std::thread([this] { Loop(); });
+}
+
+SlurmClusters::~SlurmClusters() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  worker_.join();
+}
+
+void SlurmClusters::Submit(const std::string& cluster, RunOrder order,
+                           std::vector<SlurmTaskShape> shapes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Track& t = runs_[{order.job, order.run}];
+  t = Track();
+  t.cluster = cluster;
+  t.generation = order.generation;
+  pending_.push_back({cluster, std::move(order), std::move(shapes)});
+  cv_.notify_all();
+}
+
+void SlurmClusters::Stop(int64_t job, int32_t run, Millis grace) {
+  std::lock_guard<std::mutex> lock(mu_);
+  stops_.push_back({{job, run}, grace});
+  cv_.notify_all();
+}
+
+std::vector<SlurmEvent> SlurmClusters::Take() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<SlurmEvent> out;
+  out.swap(events_);
+  return out;
+}
+
+bool SlurmClusters::Manages(int64_t job, int32_t run) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return runs_.count({job, run}) > 0;
+}
+
+std::optional<std::string> SlurmClusters::Log(const TaskKey& key) const {
+  // Task output files are named by key (job ids are the daemon's): the run's cluster holds it,
+  // whether or not the run is still tracked.
+  std::ifstream in;
+  for (const auto& [name, c] : clusters_) {
+    in.open(c.config.work_dir + "/" + key.ToString() + ".log", std::ios::binary);
+    if (in) break;
+    in.clear();
+  }
+  if (!in.is_open()) return std::nullopt;
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  std::streamoff from = std::max<std::streamoff>(0, size - 16 * 1024);
+  in.seekg(from);
+  std::string out(static_cast<size_t>(size - from), '\0');
+  in.read(out.data(), static_cast<std::streamsize>(out.size()));
+  return out;
+}
+
+void SlurmClusters::Emit(SlurmEvent e) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back(std::move(e));
+  }
+  if (wake_) wake_();
+}
+
+bool SlurmClusters::Command(const Cluster& c, const std::string& args, std::string* out,
+                            const std::string& input_file, int timeout_s) const {
+  std::string cmd = "SLURM_CONF=" + ShellQuote(c.config.slurm_conf) + " timeout " +
+                    std::to_string(timeout_s) + " " + args;
+  if (!input_file.empty()) cmd += " " + ShellQuote(input_file);
+  cmd += " 2>&1";
+  out->clear();
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return false;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0)
+    out->append(buf, n);
+  return pclose(p) == 0;
+}
+
+void SlurmClusters::Poll(Cluster& c, TimeMs now) {
+  (void)now;
+  std::string out;
+  bool ok = Command(c, "squeue --json --states=all", &out, "", 5);
+  Result<std::vector<SlurmJob>> jobs = ok ? ParseSqueueJson(out) : InvalidArgument(out);
+  if (!jobs.ok()) {
+    if (c.reachable || !c.polled) {
+      c.reachable = false;
+      c.polled = true;
+      std::string why = jobs.status().message();
+      while (!why.empty() && (why.back() == '\n' || why.back() == ' '))
+        why.pop_back();
+      Emit({SlurmEvent::Kind::kUnreachable, c.config.name, "", {}, why.substr(0, 300)});
+    }
+    return;
+  }
+  if (!c.reachable) {
+    c.reachable = true;
+    Emit({SlurmEvent::Kind::kReachable, c.config.name, "", {}, ""});
+  }
+  c.jobs.clear();
+  c.jobs_by_name.clear();
+  for (SlurmJob& j : *jobs) {
+    int64_t job = 0;
+    int32_t run = 0;
+    if (!ParseSlurmJobName(j.name, &job, &run)) continue;
+    auto& slot = c.jobs_by_name[j.name];
+    slot = std::max(slot, j.id);  // the latest job of that name
+    c.jobs[j.id] = std::move(j);
+  }
+  // The runs' ends.
+  std::vector<SlurmEvent> ended;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = runs_.begin(); it != runs_.end();) {
+      Track& t = it->second;
+      auto j =
+          t.cluster == c.config.name && t.slurm_id != 0 ? c.jobs.find(t.slurm_id) : c.jobs.end();
+      if (j == c.jobs.end()) {
+        ++it;
+        continue;
+      }
+      const std::string& state = j->second.state;
+      bool over = state != "PENDING" && state != "RUNNING" && state != "CONFIGURING" &&
+                  state != "COMPLETING" && state != "SUSPENDED" && state != "REQUEUED";
+      if (t.stopped) {
+        it = over ? runs_.erase(it) : std::next(it);
+        continue;
+      }
+      std::string detail;
+      int outcome = SlurmOutcome(j->second, &detail);
+      if (!t.ended && outcome >= 0) {
+        t.ended = true;
+        RunOutcome o{
+            it->first.first, it->first.second, t.generation, outcome == 1,
+            outcome == 1 ? "Slurm job " + std::to_string(t.slurm_id) + " completed" : detail};
+        ended.push_back({SlurmEvent::Kind::kRunEnded, c.config.name, "", o, ""});
+      } else if (!t.ended && over && state == "CANCELLED") {
+        t.ended = true;
+        RunOutcome o{it->first.first, it->first.second, t.generation, false,
+                     "Slurm job " + std::to_string(t.slurm_id) + " was cancelled outside Tessera"};
+        ended.push_back({SlurmEvent::Kind::kRunEnded, c.config.name, "", o, ""});
+      }
+      ++it;
+    }
+  }
+  for (SlurmEvent& e : ended)
+    Emit(std::move(e));
+  // The nodes' health.
+  if (!Command(c, "sinfo -h -N -o '%N|%T'", &out, "", 5)) return;
+  auto states = ParseSinfoNodes(out);
+  if (!states.ok()) return;
+  for (const std::string& node : c.config.nodes) {
+    auto s = states->find(node);
+    std::string state = s == states->end() ? "missing from the controller" : s->second;
+    bool usable = s != states->end() && SlurmNodeUsable(state);
+    auto was = c.usable.find(node);
+    if (was != c.usable.end() && was->second == usable) continue;
+    if (!usable) {
+      Emit({SlurmEvent::Kind::kNodeDown, c.config.name, node, {}, state});
+    } else if (was != c.usable.end()) {
+      Emit({SlurmEvent::Kind::kNodeUp, c.config.name, node, {}, state});
+    }
+    c.usable[node] = usable;
+  }
+  c.polled = true;
+}
+
+void SlurmClusters::SubmitNow(Pending p, TimeMs now) {
+  (void)now;
+  Cluster& c = clusters_.at(p.cluster);
+  RunId id{p.order.job, p.order.run};
+  const std::string name = SlurmJobName(id.first, id.second);
+  auto existing = c.jobs_by_name.find(name);
+  if (existing != c.jobs_by_name.end() && c.jobs.at(existing->second).state != "CANCELLED") {
+    // The run's job is there already (a restarted daemon adopting it): tracked, not resubmitted.
+    std::lock_guard<std::mutex> lock(mu_);
+    auto t = runs_.find(id);
+    if (t != runs_.end()) t->second.slurm_id = existing->second;
+    return;
+  }
+  const std::string key = std::to_string(id.first) + "." + std::to_string(id.second);
+  const std::string checkpoints = c.config.work_dir + "/checkpoints";
+  SlurmSubmission s = BuildSubmission(p.order, p.shapes, c.config.partition, c.config.work_dir,
+                                      checkpoints, std::nullopt);
+  const std::string script = c.config.work_dir + "/" + key + ".sh";
+  std::ofstream(script) << s.script;
+  std::string args = "sbatch";
+  for (const std::string& a : s.args)
+    args += " " + ShellQuote(a);
+  std::string out;
+  bool ok = Command(c, args, &out, script);
+  int64_t slurm_id = 0;
+  if (ok) slurm_id = std::atoll(out.c_str());
+  if (slurm_id <= 0) {
+    while (!out.empty() && out.back() == '\n')
+      out.pop_back();
+    std::lock_guard<std::mutex> lock(mu_);
+    auto t = runs_.find(id);
+    if (t == runs_.end() || t->second.stopped) return;
+    t->second.ended = true;
+    RunOutcome o{id.first, id.second, t->second.generation, false,
+                 "sbatch on " + c.config.name + " refused the run: " + out.substr(0, 300)};
+    events_.push_back({SlurmEvent::Kind::kRunEnded, c.config.name, "", o, ""});
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto t = runs_.find(id);
+  if (t != runs_.end()) t->second.slurm_id = slurm_id;
+}
+
+void SlurmClusters::Loop() {
+  SystemClock clock;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    cv_.wait_for(lock, std::chrono::milliseconds(poll_interval_),
+                 [&] { return stopping_ || !pending_.empty() || !stops_.empty(); });
+    if (stopping_) break;
+    std::vector<std::pair<RunId, Millis>> stops;
+    stops.swap(stops_);
+    lock.unlock();
+    TimeMs now = clock.Now();
+    for (auto& [name, c] : clusters_)
+      Poll(c, now);
+
+    // Stops: SIGTERM to the steps of a running job, cancelled at once when pending or given no
+    // grace; a run not submitted yet is simply not submitted.
+    std::vector<std::string> commands;  // (cluster, scancel args) pairs, run unlocked
+    std::vector<std::string> on_cluster;
+    lock.lock();
+    for (const auto& [id, grace] : stops) {
+      auto it = runs_.find(id);
+      if (it == runs_.end()) continue;
+      Track& t = it->second;
+      t.stopped = true;
+      if (t.slurm_id == 0) {
+        std::erase_if(pending_, [&](const Pending& p) {
+          return p.order.job == id.first && p.order.run == id.second;
+        });
+        runs_.erase(it);
+        continue;
+      }
+      const Cluster& c = clusters_.at(t.cluster);
+      auto j = c.jobs.find(t.slurm_id);
+      bool running = j != c.jobs.end() && j->second.state == "RUNNING";
+      if (grace > 0 && running) {
+        // The job's steps (its tasks) get SIGTERM; the batch script (srun) waits for them.
+        commands.push_back("scancel --signal=TERM " + std::to_string(t.slurm_id));
+        t.kill_at = now + grace;
+      } else {
+        commands.push_back("scancel " + std::to_string(t.slurm_id));
+      }
+      on_cluster.push_back(t.cluster);
+    }
+    for (auto& [id, t] : runs_) {
+      if (t.stopped && t.kill_at != 0 && t.kill_at <= now) {
+        commands.push_back("scancel " + std::to_string(t.slurm_id));
+        on_cluster.push_back(t.cluster);
+        t.kill_at = 0;
+      }
+    }
+    // Submissions wait for their controller's first answer (a restarted daemon must see what
+    // runs there before it submits anything).
+    std::vector<Pending> ready;
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      const Cluster& c = clusters_.at(it->cluster);
+      if (c.polled && c.reachable) {
+        ready.push_back(std::move(*it));
+        it = pending_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    lock.unlock();
+    for (size_t i = 0; i < commands.size(); ++i) {
+      std::string out;
+      Command(clusters_.at(on_cluster[i]), commands[i], &out);
+    }
+    for (Pending& p : ready)
+      SubmitNow(std::move(p), now);
+    if (!ready.empty() && wake_) wake_();
+    lock.lock();
+  }
+}
+
+}  // namespace tessera

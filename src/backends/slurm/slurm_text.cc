@@ -1,0 +1,212 @@
+#include "backends/slurm/slurm_text.h"
+
+#include <charconv>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace tessera {
+
+using json = nlohmann::json;
+
+Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
+  json doc = json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return InvalidArgument("squeue: not a JSON object");
+  // An unreachable controller: an answer with errors and no jobs (and exit status 0).
+  if (auto errors = doc.find("errors");
+      errors != doc.end() && errors->is_array() && !errors->empty()) {
+    const json& e = (*errors)[0];
+    std::string what = e.is_object() ? e.value("description", "") : "";
+    std::string source = e.is_object() ? e.value("source", "") : "";
+    return Unavailable("squeue: " + (what.empty() ? std::string("an error") : what) +
+                       (source.empty() ? "" : " (" + source + ")"));
+  }
+  auto jobs = doc.find("jobs");
+  if (jobs == doc.end() || !jobs->is_array()) return InvalidArgument("squeue: no \"jobs\" list");
+  std::vector<SlurmJob> out;
+  for (size_t i = 0; i < jobs->size(); ++i) {
+    const json& j = (*jobs)[i];
+    auto where = "squeue: jobs[" + std::to_string(i) + "]";
+    if (!j.is_object()) return InvalidArgument(where + ": not an object");
+    auto id = j.find("job_id");
+    auto name = j.find("name");
+    auto state = j.find("job_state");
+    if (id == j.end() || !id->is_number_integer()) return InvalidArgument(where + ".job_id");
+    if (name == j.end() || !name->is_string()) return InvalidArgument(where + ".name");
+    if (state == j.end() || !state->is_string()) return InvalidArgument(where + ".job_state");
+    SlurmJob s;
+    s.id = id->get<int64_t>();
+    s.name = name->get<std::string>();
+    s.state = state->get<std::string>();
+    if (auto e = j.find("exit_code"); e != j.end() && e->is_number_integer()) {
+      // A wait status: the exit code in the high byte, a signal in the low bits.
+      int64_t status = e->get<int64_t>();
+      s.exit_code = (status & 0x7f) != 0 ? 128 + static_cast<int>(status & 0x7f)
+                                         : static_cast<int>((status >> 8) & 0xff);
+    }
+    if (auto n = j.find("nodes"); n != j.end() && n->is_string()) s.nodes = n->get<std::string>();
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+Result<std::map<std::string, std::string>> ParseSinfoNodes(std::string_view text) {
+  std::map<std::string, std::string> out;
+  size_t line = 0;
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view l = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++line;
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    if (l.empty()) continue;
+    size_t bar = l.find('|');
+    if (bar == std::string_view::npos || bar == 0 || bar + 1 == l.size()) {
+      return InvalidArgument("sinfo: line " + std::to_string(line) + ": expected NODE|STATE");
+    }
+    out[std::string(l.substr(0, bar))] = std::string(l.substr(bar + 1));
+  }
+  return out;
+}
+
+bool SlurmNodeUsable(std::string_view state) {
+  if (state.empty() || state.find('*') != std::string_view::npos) return false;
+  for (std::string_view bad : {"down", "drain", "fail", "maint", "power", "unknown", "inval",
+                               "future", "reboot", "not_responding"}) {
+    if (state.find(bad) != std::string_view::npos) return false;
+  }
+  return true;
+}
+
+std::string SlurmJobName(int64_t job, int32_t run) {
+  return "tessera-" + std::to_string(job) + "-" + std::to_string(run);
+}
+
+bool ParseSlurmJobName(std::string_view name, int64_t* job, int32_t* run) {
+  constexpr std::string_view kPrefix = "tessera-";
+  if (name.substr(0, kPrefix.size()) != kPrefix) return false;
+  name.remove_prefix(kPrefix.size());
+  size_t dash = name.find('-');
+  if (dash == std::string_view::npos) return false;
+  auto a = std::from_chars(name.data(), name.data() + dash, *job);
+  auto b = std::from_chars(name.data() + dash + 1, name.data() + name.size(), *run);
+  return a.ec == std::errc() && a.ptr == name.data() + dash && b.ec == std::errc() &&
+         b.ptr == name.data() + name.size() && *job > 0 && *run >= 0;
+}
+
+int SlurmOutcome(const SlurmJob& job, std::string* detail) {
+  const std::string& s = job.state;
+  if (s == "COMPLETED") return job.exit_code == 0 ? 1 : 0;
+  if (s == "FAILED" || s == "TIMEOUT" || s == "OUT_OF_MEMORY" || s == "BOOT_FAIL" ||
+      s == "DEADLINE") {
+    *detail = "Slurm job " + std::to_string(job.id) + " " + s + " (exit " +
+              std::to_string(job.exit_code) + ")";
+    return 0;
+  }
+  return -1;  // pending, running, cancelled (by Tessera), node failure, preempted by Slurm
+}
+
+std::string ShellQuote(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+SlurmSubmission BuildSubmission(const RunOrder& order, const std::vector<SlurmTaskShape>& shapes,
+                                const std::string& partition, const std::string& output_dir,
+                                const std::string& checkpoint_root,
+                                std::optional<Millis> time_limit) {
+  // Nodes in the order of their first task; each node's tasks in task order (local ranks).
+  std::vector<std::string> nodes;
+  std::map<std::string, std::vector<int32_t>> tasks_on;
+  std::map<std::string, MiB> memory_on;
+  Milli cpu = 0;
+  int gpus = 0;
+  for (size_t i = 0; i < order.tasks.size(); ++i) {
+    const RunOrder::Task& t = order.tasks[i];
+    if (!tasks_on.count(t.node)) nodes.push_back(t.node);
+    tasks_on[t.node].push_back(t.index);
+    const SlurmTaskShape& shape = shapes[i];
+    memory_on[t.node] += shape.memory;
+    cpu = std::max(cpu, shape.cpu);
+    gpus = std::max(gpus, shape.gpus);
+  }
+  size_t per_node = 0;
+  MiB memory = 0;
+  for (const auto& [node, list] : tasks_on)
+    per_node = std::max(per_node, list.size());
+  for (const auto& [node, mib] : memory_on)
+    memory = std::max(memory, mib);
+  std::string nodelist;
+  for (const std::string& n : nodes)
+    nodelist += (nodelist.empty() ? "" : ",") + n;
+  const std::string key = std::to_string(order.job) + "." + std::to_string(order.run);
+
+  SlurmSubmission s;
+  s.args = {"--parsable",
+            "--job-name=" + SlurmJobName(order.job, order.run),
+            "--nodes=" + std::to_string(nodes.size()),
+            "--nodelist=" + nodelist,
+            "--ntasks-per-node=" + std::to_string(per_node),
+            "--cpus-per-task=" + std::to_string(std::max<Milli>(1, (cpu + 999) / 1000)),
+            "--output=" + output_dir + "/" + key + ".batch.log",
+            "--chdir=" + output_dir,
+            "--no-requeue"};
+  if (memory > 0) s.args.push_back("--mem=" + std::to_string(memory) + "M");
+  if (gpus > 0) s.args.push_back("--gpus-per-task=" + std::to_string(gpus));
+  if (!partition.empty()) s.args.push_back("--partition=" + partition);
+  if (time_limit) {
+    s.args.push_back("--time=" +
+                     std::to_string(std::max<Millis>(1, (*time_limit + 59999) / 60000)));
+  }
+
+  // The task's side: its Tessera index from its node and local rank, its output, its
+  // checkpoint directory; then the program.
+  std::string inner = "case \"$SLURMD_NODENAME:$SLURM_LOCALID\" in\n";
+  std::string peers;
+  for (const RunOrder::Task& t : order.tasks)
+    peers += (peers.empty() ? "" : ",") + t.node;
+  for (const std::string& n : nodes) {
+    const std::vector<int32_t>& list = tasks_on[n];
+    for (size_t local = 0; local < list.size(); ++local) {
+      inner +=
+          "  " + n + ":" + std::to_string(local) + ") i=" + std::to_string(list[local]) + ";;\n";
+    }
+  }
+  inner += "  *) exit 0;;\nesac\n";
+  inner += "export TESSERA_TASK_INDEX=$i TESSERA_TASK_KEY=" + key +
+           ".$i TESSERA_NODE=$SLURMD_NODENAME\n";
+  inner += "export TESSERA_VISIBLE_DEVICES=\"${CUDA_VISIBLE_DEVICES:-}\"\n";
+  inner += "export TESSERA_CHECKPOINT_DIR=" +
+           ShellQuote(checkpoint_root + "/" + std::to_string(order.job)) + "\n";
+  inner += "mkdir -p \"$TESSERA_CHECKPOINT_DIR\"\n";
+  inner += "exec >>" + ShellQuote(output_dir + "/" + key) + ".$i.log 2>&1\n";
+  inner += "exec \"$@\"\n";
+
+  std::string& sh = s.script;
+  sh = "#!/bin/sh\n# Tessera: run " + std::to_string(order.run) + " of job " +
+       std::to_string(order.job) + " (" + order.job_name + ")\n";
+  std::map<std::string, std::string> env = order.env;
+  env["TESSERA_JOB"] = order.job_name;
+  env["TESSERA_JOB_ID"] = std::to_string(order.job);
+  env["TESSERA_GANG_SIZE"] = std::to_string(order.tasks.size());
+  env["TESSERA_RESTART_COUNT"] = std::to_string(order.run);
+  env["TESSERA_PEERS"] = peers;
+  env["TESSERA_MASTER_ADDR"] = order.tasks.empty() ? "" : order.tasks[0].node;
+  for (const auto& [k, v] : env)
+    sh += "export " + k + "=" + ShellQuote(v) + "\n";
+  sh += "exec srun --kill-on-bad-exit=1 --ntasks-per-node=" + std::to_string(per_node);
+  if (gpus > 0) sh += " --gpus-per-task=" + std::to_string(gpus);
+  sh += " /bin/sh -c " + ShellQuote(inner) + " tessera-task";
+  for (const std::string& a : order.command)
+    sh += " " + ShellQuote(a);
+  sh += "\n";
+  return s;
+}
+
+}  // namespace tessera

@@ -1,0 +1,31 @@
+// Fuzzes what the Slurm backend reads from the controller's commands (squeue --json, sinfo):
+// any text gives jobs and node states or an error, never a crash, hang or sanitizer report.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "backends/slurm/slurm_text.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  auto jobs = tessera::ParseSqueueJson(text);
+  if (jobs.ok()) {
+    for (const tessera::SlurmJob& j : *jobs) {
+      std::string detail;
+      int outcome = tessera::SlurmOutcome(j, &detail);
+      if (outcome < -1 || outcome > 1 || j.exit_code < 0 || j.exit_code > 255) std::abort();
+      int64_t job = 0;
+      int32_t run = 0;
+      tessera::ParseSlurmJobName(j.name, &job, &run);
+    }
+  }
+  auto nodes = tessera::ParseSinfoNodes(text);
+  if (nodes.ok()) {
+    for (const auto& [node, state] : *nodes) {
+      if (node.empty() || state.empty()) std::abort();
+      tessera::SlurmNodeUsable(state);
+    }
+  }
+  return 0;
+}
