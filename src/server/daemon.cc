@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "config/job_json.h"
 #include "config/loader.h"
@@ -443,6 +444,16 @@ void Daemon::OnDecision(const Decision& d) {
     nodes.push_back(engine_->cell().node_name(n));
   metrics_.CountDecision(std::string(DecisionKindName(d.kind)));
   if (d.kind == DecisionKind::kStart) OpenCosts(d, by_engine_[d.job.value()]);
+  if (d.kind == DecisionKind::kRequeue || d.kind == DecisionKind::kPreempt) {
+    // A run stopped before its end: the work it threw away (since its last checkpoint), all
+    // restarts of the job together, in device-seconds.
+    const JobRecord& rec = engine_->job(d.job);
+    json detail = {{"lost_device_seconds", std::round(rec.lost_device_ms / 100.0) / 10.0},
+                   {"restarts", restart_base_[by_engine_[d.job.value()] - 1] + rec.restarts}};
+    store_->AppendDecision({0, d.time, std::string(DecisionKindName(d.kind)),
+                            by_engine_[d.job.value()], d.reason, detail.dump()});
+    return;
+  }
   // The detail's JSON is made on the store's writer thread.
   store_->AppendDecision(
       {0, d.time, std::string(DecisionKindName(d.kind)), by_engine_[d.job.value()], d.reason, ""},

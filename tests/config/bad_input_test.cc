@@ -17,6 +17,45 @@ struct BadInput {
 };
 
 const BadInput kCases[] = {
+    {"slurm_cluster_without_conf", R"Y(clusters:
+  - name: c2
+    region: north
+    backend: slurm
+    backendOptions: {partition: gpu}
+    nodes:
+      - {name: n1, cpu: 8, memory: 32Gi}
+)Y",
+     1, "case.yaml:5:21: clusters[0].backendOptions",
+     "a slurm cluster needs slurmConf: the path of its controller's slurm.conf"},
+    {"slurm_cluster_unknown_option", R"Y(clusters:
+  - name: c2
+    region: north
+    backend: slurm
+    backendOptions: {slurmConf: /etc/slurm/slurm.conf, queue: gpu}
+    nodes:
+      - {name: n1, cpu: 8, memory: 32Gi}
+)Y",
+     1, "case.yaml:5:21: clusters[0].backendOptions",
+     "unknown option \"queue\" of a slurm cluster; expected slurmConf, partition, workDir"},
+    {"job_env_reserved_and_bad_names", R"Y(jobs:
+  - name: j-env
+    class: batch
+    tenant: acme/research
+    command: [python, train.py]
+    env: {TESSERA_NODE: x, 9LIVES: y}
+    taskGroups:
+      - {name: w, count: 1, cpu: 1, memory: 1Gi}
+)Y",
+     2, "case.yaml:6:10: jobs[0].env", "\"9LIVES\" is not a variable name"},
+    {"job_command_empty", R"Y(jobs:
+  - name: j-cmd
+    class: batch
+    tenant: acme/research
+    command: []
+    taskGroups:
+      - {name: w, count: 1, cpu: 1, memory: 1Gi}
+)Y",
+     1, "case.yaml:5:14: jobs[0].command", "expected a program and its arguments"},
     {"cluster_bad_tier", R"Y(clusters:
   - name: c2
     region: north

@@ -243,6 +243,14 @@ TEST_F(AgentsTest, AKilledAgentsGangIsRequeuedWholeAndCompletesOnOtherNodes) {
   json why = Body(admin_->Get("/v1/jobs/" + std::to_string(id) + "/explain"));
   std::string decisions = why["decisions"].dump();
   EXPECT_NE(decisions.find("node-lost:" + lost_node), std::string::npos) << decisions;
+  // The work the lost run threw away is accounted: two tasks of two devices each, running
+  // for a while since their start (the job's checkpoints are a minute apart).
+  for (const json& d : why["decisions"]) {
+    if (d["kind"] != "requeue") continue;
+    ASSERT_TRUE(d.contains("detail")) << d.dump();
+    EXPECT_GT(d["detail"]["lost_device_seconds"].get<double>(), 0.0) << d.dump();
+    EXPECT_EQ(d["detail"]["restarts"], 1);
+  }
   json node = Body(admin_->Get("/v1/nodes/" + lost_node));
   EXPECT_EQ(node["state"], "down") << node.dump();
 }

@@ -9,6 +9,28 @@
 
 namespace tessera {
 
+namespace {
+
+SlurmEvent MakeEvent(SlurmEvent::Kind kind, const std::string& cluster, const std::string& node,
+                     std::string detail) {
+  SlurmEvent e;
+  e.kind = kind;
+  e.cluster = cluster;
+  e.node = node;
+  e.detail = std::move(detail);
+  return e;
+}
+
+SlurmEvent RunEnded(const std::string& cluster, RunOutcome o) {
+  SlurmEvent e;
+  e.kind = SlurmEvent::Kind::kRunEnded;
+  e.cluster = cluster;
+  e.outcome = std::move(o);
+  return e;
+}
+
+}  // namespace
+
 SlurmClusters::SlurmClusters(std::vector<SlurmClusterConfig> clusters, std::function<void()> wake,
                              Millis poll_interval)
     : poll_interval_(poll_interval), wake_(std::move(wake)) {
@@ -114,13 +136,13 @@ void SlurmClusters::Poll(Cluster& c, TimeMs now) {
       std::string why = jobs.status().message();
       while (!why.empty() && (why.back() == '\n' || why.back() == ' '))
         why.pop_back();
-      Emit({SlurmEvent::Kind::kUnreachable, c.config.name, "", {}, why.substr(0, 300)});
+      Emit(MakeEvent(SlurmEvent::Kind::kUnreachable, c.config.name, "", why.substr(0, 300)));
     }
     return;
   }
   if (!c.reachable) {
     c.reachable = true;
-    Emit({SlurmEvent::Kind::kReachable, c.config.name, "", {}, ""});
+    Emit(MakeEvent(SlurmEvent::Kind::kReachable, c.config.name, "", ""));
   }
   c.jobs.clear();
   c.jobs_by_name.clear();
@@ -158,12 +180,12 @@ void SlurmClusters::Poll(Cluster& c, TimeMs now) {
         RunOutcome o{
             it->first.first, it->first.second, t.generation, outcome == 1,
             outcome == 1 ? "Slurm job " + std::to_string(t.slurm_id) + " completed" : detail};
-        ended.push_back({SlurmEvent::Kind::kRunEnded, c.config.name, "", o, ""});
+        ended.push_back(RunEnded(c.config.name, std::move(o)));
       } else if (!t.ended && over && state == "CANCELLED") {
         t.ended = true;
         RunOutcome o{it->first.first, it->first.second, t.generation, false,
                      "Slurm job " + std::to_string(t.slurm_id) + " was cancelled outside Tessera"};
-        ended.push_back({SlurmEvent::Kind::kRunEnded, c.config.name, "", o, ""});
+        ended.push_back(RunEnded(c.config.name, std::move(o)));
       }
       ++it;
     }
@@ -181,9 +203,9 @@ void SlurmClusters::Poll(Cluster& c, TimeMs now) {
     auto was = c.usable.find(node);
     if (was != c.usable.end() && was->second == usable) continue;
     if (!usable) {
-      Emit({SlurmEvent::Kind::kNodeDown, c.config.name, node, {}, state});
+      Emit(MakeEvent(SlurmEvent::Kind::kNodeDown, c.config.name, node, state));
     } else if (was != c.usable.end()) {
-      Emit({SlurmEvent::Kind::kNodeUp, c.config.name, node, {}, state});
+      Emit(MakeEvent(SlurmEvent::Kind::kNodeUp, c.config.name, node, state));
     }
     c.usable[node] = usable;
   }
@@ -225,7 +247,7 @@ void SlurmClusters::SubmitNow(Pending p, TimeMs now) {
     t->second.ended = true;
     RunOutcome o{id.first, id.second, t->second.generation, false,
                  "sbatch on " + c.config.name + " refused the run: " + out.substr(0, 300)};
-    events_.push_back({SlurmEvent::Kind::kRunEnded, c.config.name, "", o, ""});
+    events_.push_back(RunEnded(c.config.name, std::move(o)));
     return;
   }
   std::lock_guard<std::mutex> lock(mu_);
