@@ -33,7 +33,8 @@ int Shell(const std::string& command, std::string* out) {
 }  // namespace
 
 int SlurmPortBase() {
-  return 20000 + static_cast<int>(getpid() % 1400) * 20;
+  // Below the ephemeral range (32768 and up), where the daemons and clients get their ports.
+  return 20000 + static_cast<int>(getpid() % 600) * 20;
 }
 
 SlurmCluster::SlurmCluster(std::filesystem::path dir, std::string name, int port,
