@@ -4,6 +4,7 @@
 // engine, silent agents' nodes and Slurm's down nodes are lost, and an unreachable controller's
 // nodes take no new work.
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "server/daemon.h"
 
@@ -180,10 +181,49 @@ Result<std::string> Daemon::AgentSync(const Caller& caller, const std::string& n
     }
     for (const RunOutcome& o : report->ended)
       EndRun(o, now);
+    if (it != core_->node_index.end()) ReportUtilization(it->second, request->telemetry, now);
     Poke();
   }
   SyncAnswer answer = agents_->Wait(node, request->known_version, request->wait_ms);
   return ToJson(answer).dump();
+}
+
+void Daemon::ReportUtilization(uint32_t node, const AgentTelemetry& telemetry, TimeMs now) {
+  std::map<int, double> busy;  // GPU index -> share busy
+  for (const GpuSample& g : telemetry.gpus) {
+    if (g.utilization >= 0) busy[g.index] = g.utilization;
+  }
+  if (busy.empty()) return;  // no nvidia-smi, or devices that do not say
+  const CellState& cell = engine_->cell();
+  std::set<uint32_t> seen;
+  for (const TaskRef& t : cell.tasks_on(node)) {
+    if (!seen.insert(t.job.value()).second) continue;
+    const JobRecord& rec = engine_->job(t.job);
+    if (!rec.running()) continue;
+    double sum = 0;
+    int devices = 0;
+    bool known = true;
+    for (const Placement& p : rec.placements) {
+      if (p.node != node) continue;
+      for (const DeviceUse& u : p.devices) {
+        auto b = busy.find(u.index);
+        known = known && b != busy.end();
+        if (b != busy.end()) sum += b->second;
+        ++devices;
+      }
+    }
+    if (!known || devices == 0) continue;
+    // The run's utilization: the mean over the nodes that reported its devices.
+    RunUtilization& u = utilization_[t.job.value()];
+    if (u.generation != rec.generation) u = {rec.generation, {}};
+    u.by_node[node] = sum / devices;
+    double mean = 0;
+    for (const auto& [n, share] : u.by_node)
+      mean += share;
+    mean /= static_cast<double>(u.by_node.size());
+    engine_->ReportUtilization(t.job, rec.generation, static_cast<Milli>(mean * kMilliPerUnit),
+                               now);
+  }
 }
 
 Result<json> Daemon::TaskLog(const Caller& caller, const std::string& ref,

@@ -166,6 +166,7 @@ void Daemon::Install(std::unique_ptr<Core> core) {
   engine_ = core->engine.get();
   sink_->engine = engine_;
   core_ = std::move(core);
+  utilization_.clear();  // keyed by the engine's job ids
   // Agents' nodes are known before runs are adopted onto them.
   const CellState& cell = engine_->cell();
   for (uint32_t n = 0; n < cell.node_count(); ++n) {

@@ -275,6 +275,9 @@ class Daemon {
   void ApplyAgents();
   // Under mu_: nodes whose agents went silent are lost (their runs are requeued).
   void CheckAgents(TimeMs now);
+  // Under mu_: a node's GPU utilization (from its agent) for the runs on it: what idle-reclaim
+  // rules judge.
+  void ReportUtilization(uint32_t node, const AgentTelemetry& telemetry, TimeMs now);
   // Under mu_: the agents' telemetry and the Slurm controllers' reachability, for /metrics.
   std::vector<Gauge> AgentGauges() const;
 
@@ -292,6 +295,11 @@ class Daemon {
   std::map<int64_t, std::string> fail_detail_;  // under mu_: why a run failed, as agents said
   std::unique_ptr<SlurmClusters> slurm_;        // null without slurm clusters
   std::set<std::string> unreachable_;           // under mu_: slurm clusters out of touch
+  struct RunUtilization {
+    uint64_t generation = 0;
+    std::map<uint32_t, double> by_node;  // node -> busy share of the run's devices there
+  };
+  std::unordered_map<uint32_t, RunUtilization> utilization_;  // under mu_: by engine job id
   std::unique_ptr<StorePort> port_;
   std::unique_ptr<Sink> sink_;
   std::unique_ptr<Replicas> replicas_;

@@ -335,5 +335,56 @@ TEST_F(AgentsTest, AgentSyncsAreCheckedLikeEveryRequest) {
   EXPECT_EQ(r->status, 404);
 }
 
+// The agents' GPU telemetry is what idle-reclaim rules judge: a run whose GPUs its agents
+// report idle past the rule's `after` gets the rule's action (here: the owner is notified).
+// Three agents are played over the protocol itself, reporting every GPU idle.
+TEST(AgentTelemetry, IdleGpusReportedByAgentsTriggerIdleReclaim) {
+  auto dir = FreshDir("idle-telemetry");
+  std::filesystem::create_directories(dir / "config");
+  std::filesystem::copy_file(kLocal + "/fleet.yaml", dir / "config" / "fleet.yaml");
+  std::ofstream(dir / "config" / "policies.yaml") << R"(policies:
+  - name: idle-gpus
+    kind: idleReclaim
+    after: 1s
+    utilizationBelow: 0.05
+    action: notify
+)";
+  DaemonProcess daemon(dir / "daemon", (dir / "config").string());
+  ASSERT_TRUE(daemon.Start()) << daemon.log();
+  Http admin(daemon.url(), daemon.admin_token());
+  Http agent(daemon.url(), TokenOf(admin, "agents", "agent", ""));
+  auto sync_all = [&](double busy) {
+    for (int i = 0; i < 3; ++i) {
+      json req = {
+          {"protocol", 1},
+          {"agent", "played-" + std::to_string(i)},
+          {"telemetry",
+           {{"gpus",
+             {{{"index", 0}, {"utilization", busy}}, {{"index", 1}, {"utilization", busy}}}}}}};
+      auto r = agent.Post(std::string("/v1/agents/") + kNodes[i] + "/sync", req.dump());
+      ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "");
+    }
+  };
+  sync_all(0.0);
+  json job = {
+      {"name", "notebook"},
+      {"class", "batch"},
+      {"tenant", "lab/research"},
+      {"taskGroups",
+       {{{"name", "m"}, {"count", 1}, {"cpu", 1}, {"memory", "1Gi"}, {"devices", {{"count", 2}}}}}},
+      {"command", "sleep 600"}};
+  auto r = admin.Post("/v1/jobs", job.dump());
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : "");
+  std::string decisions;
+  for (int i = 0; i < 150 && decisions.find("\"idle\"") == std::string::npos; ++i) {
+    sync_all(0.0);
+    decisions = Body(admin.Get("/v1/jobs/notebook/explain"))["decisions"].dump();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_NE(decisions.find("\"idle\""), std::string::npos) << decisions;
+  daemon.Stop();
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace tessera
