@@ -86,6 +86,14 @@ json Daemon::NodeJson(const Caller& caller, uint32_t n) const {
     if (caller.MaySee(j.tenant)) jobs.push_back({{"id", j.id}, {"name", j.name}});
   }
   bool draining = flags_.count(cell.node_name(n)) && flags_.at(cell.node_name(n)).draining;
+  json agent = json(agents_->NodeStatus(cell.node_name(n)));
+  if (agent.is_object() && !agent["gpus"].empty() &&
+      agent["gpus"].size() != cell.devices(n).size()) {
+    // The scheduler places on the declared devices: a host that has others is worth a look.
+    agent["mismatch"] = "the fleet declares " + std::to_string(cell.devices(n).size()) +
+                        " devices on this node; nvidia-smi lists " +
+                        std::to_string(agent["gpus"].size());
+  }
   return {{"name", cell.node_name(n)},
           {"cluster", spec_->clusters[s.cluster].name},
           {"state", NodeStateName(engine_->node_up(n), engine_->cordoned(n), draining)},
@@ -95,7 +103,7 @@ json Daemon::NodeJson(const Caller& caller, uint32_t n) const {
           {"memory_free_mib", s.mem_free},
           {"devices", dev},
           {"jobs", jobs},
-          {"agent", json(agents_->NodeStatus(cell.node_name(n)))}};
+          {"agent", agent}};
 }
 
 json Daemon::ListNodes(const Caller& caller, const std::string& cluster, int64_t after, int limit,

@@ -338,7 +338,7 @@ TEST_F(AgentsTest, AgentSyncsAreCheckedLikeEveryRequest) {
 // The agents' GPU telemetry is what idle-reclaim rules judge: a run whose GPUs its agents
 // report idle past the rule's `after` gets the rule's action (here: the owner is notified).
 // Three agents are played over the protocol itself, reporting every GPU idle.
-TEST(AgentTelemetry, IdleGpusReportedByAgentsTriggerIdleReclaim) {
+TEST(AgentTelemetry, IdleGpusTriggerIdleReclaimAndAnotherGpuCountIsFlagged) {
   auto dir = FreshDir("idle-telemetry");
   std::filesystem::create_directories(dir / "config");
   std::filesystem::copy_file(kLocal + "/fleet.yaml", dir / "config" / "fleet.yaml");
@@ -382,6 +382,17 @@ TEST(AgentTelemetry, IdleGpusReportedByAgentsTriggerIdleReclaim) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_NE(decisions.find("\"idle\""), std::string::npos) << decisions;
+  // The played agents list two GPUs, as the fleet declares; one listing three is flagged.
+  json node = Body(admin.Get("/v1/nodes/bench-gpu-0000"));
+  EXPECT_FALSE(node["agent"].contains("mismatch")) << node.dump();
+  json three = {{"protocol", 1},
+                {"agent", "played-0"},
+                {"telemetry", {{"gpus", {{{"index", 0}}, {{"index", 1}}, {{"index", 2}}}}}}};
+  ASSERT_EQ(agent.Post("/v1/agents/bench-gpu-0000/sync", three.dump())->status, 200);
+  node = Body(admin.Get("/v1/nodes/bench-gpu-0000"));
+  EXPECT_EQ(node["agent"]["mismatch"],
+            "the fleet declares 2 devices on this node; nvidia-smi lists 3")
+      << node.dump();
   daemon.Stop();
   std::filesystem::remove_all(dir);
 }

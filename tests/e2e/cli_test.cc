@@ -34,6 +34,22 @@ TEST(Cli, AnUnknownVerbIsNamedWithTheClosestOne) {
   EXPECT_NE(text.find("unknown flag '-v'"), std::string::npos) << text;
 }
 
+TEST(Cli, TheAgentsBadFlagsAreErrorsBeforeItStarts) {
+  std::string text;
+  // Without TESSERA_TOKEN from the environment (HOME has no config either).
+  const std::string env = "env -u TESSERA_TOKEN -u TESSERA_SERVER HOME=/nonexistent ";
+  EXPECT_EQ(testing::RunTessera("agent --node n1 --server http://127.0.0.1:1", &text, true, env),
+            2);
+  EXPECT_NE(text.find("the agent needs an agent-role token"), std::string::npos) << text;
+  EXPECT_EQ(testing::RunTessera("agent --node n1 --server ftp://x --token t", &text, true, env), 2);
+  EXPECT_NE(text.find("expected http://HOST:PORT or https://"), std::string::npos) << text;
+  EXPECT_EQ(testing::RunTessera("agent --node n1 --token t --grace soon", &text, true, env), 2);
+  EXPECT_NE(text.find("--grace: expected a duration"), std::string::npos) << text;
+  EXPECT_EQ(testing::RunTessera("agent --token t", &text, true, env), 2);
+  EXPECT_NE(text.find("--node"), std::string::npos) << text;
+  EXPECT_EQ(Tessera("logs", &text), 2);
+}
+
 TEST(Cli, HelpIsAVerbToo) {
   std::string text;
   EXPECT_EQ(Tessera("help", &text), 0);
