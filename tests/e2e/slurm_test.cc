@@ -264,8 +264,17 @@ TEST(MultiCluster, TheScriptRunsAJobOfEachClassAcrossSlurmAndAgents) {
   // Each cluster's nodes were in service, and the gang's tasks said where they ran.
   for (const char* node : {"east-gpu-0000", "west-gpu-0000", "lab-gpu-0000"})
     EXPECT_NE(out.find(node), std::string::npos) << out;
-  EXPECT_NE(out.find("pretrain task 0/2 on "), std::string::npos) << out;
-  EXPECT_NE(out.find("pretrain task 1/2 on "), std::string::npos) << out;
+  // Each ran where the policies say: training and fine-tuning on Slurm (east or west), batch
+  // and eval on the agents' lab nodes.
+  for (const char* job :
+       {"pretrain task 0/2 on ", "pretrain task 1/2 on ", "finetune task 0/1 on "}) {
+    size_t at = out.find(job);
+    ASSERT_NE(at, std::string::npos) << job << "\n" << out;
+    std::string node = out.substr(at + std::string(job).size(), 4);
+    EXPECT_TRUE(node == "east" || node == "west") << job << node << "\n" << out;
+  }
+  for (const char* job : {"nightly-batch task 0/2 on lab-gpu-", "eval-suite task 0/1 on lab-gpu-"})
+    EXPECT_NE(out.find(job), std::string::npos) << job << "\n" << out;
   EXPECT_NE(out.find("2/2 (2-2)"), std::string::npos) << out;  // the service's replicas run
   std::filesystem::remove_all(dir);
 }
