@@ -260,6 +260,8 @@ class Daemon {
   void CloseCosts(int64_t id, TimeMs end);
   // Under mu_.
   nlohmann::ordered_json NodeJson(const Caller& caller, uint32_t node) const;
+  // Under mu_: a slurm cluster's node as its controller reports it (null otherwise).
+  nlohmann::ordered_json SlurmNodeJson(uint32_t node) const;
   // Under mu_: the backend of the run's cluster, and what its agents or Slurm get.
   BackendKind BackendOf(const JobRecord& job) const;
   RunOrder OrderOf(const JobRecord& job) const;

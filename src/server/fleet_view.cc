@@ -63,6 +63,21 @@ json Daemon::Clusters() const {
   return out;
 }
 
+json Daemon::SlurmNodeJson(uint32_t n) const {
+  std::optional<SlurmNode> s =
+      slurm_ ? slurm_->NodeInfo(engine_->cell().node_name(n)) : std::nullopt;
+  if (!s) return nullptr;
+  json out = {
+      {"state", s->state}, {"cpus", s->cpus}, {"memory_mib", s->memory_mb}, {"gpus", s->gpus}};
+  // Tessera places on what the fleet declares: a node Slurm sees otherwise is worth a look.
+  const int declared = static_cast<int>(engine_->cell().devices(n).size());
+  if (s->gpus >= 0 && s->gpus != declared) {
+    out["mismatch"] = "the fleet declares " + std::to_string(declared) +
+                      " devices on this node; Slurm's GRES has " + std::to_string(s->gpus);
+  }
+  return out;
+}
+
 json Daemon::NodeJson(const Caller& caller, uint32_t n) const {
   const CellState& cell = engine_->cell();
   const NodeState& s = cell.node(n);
@@ -103,7 +118,8 @@ json Daemon::NodeJson(const Caller& caller, uint32_t n) const {
           {"memory_free_mib", s.mem_free},
           {"devices", dev},
           {"jobs", jobs},
-          {"agent", agent}};
+          {"agent", agent},
+          {"slurm", SlurmNodeJson(n)}};
 }
 
 json Daemon::ListNodes(const Caller& caller, const std::string& cluster, int64_t after, int limit,

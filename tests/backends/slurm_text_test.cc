@@ -41,15 +41,24 @@ TEST(SqueueJson, AnUnreachableControllerIsAnErrorNotAnEmptyQueue) {
 }
 
 TEST(Sinfo, NodeStatesAndWhichTakeWork) {
-  auto nodes = ParseSinfoNodes("east-0|idle\neast-1|down*\neast-2|mixed\neast-3|drained\n");
-  ASSERT_TRUE(nodes.ok());
-  EXPECT_EQ(nodes->at("east-1"), "down*");
+  auto nodes = ParseSinfoNodes(
+      "east-0|idle|64|512000|gpu:8\neast-1|down*|64|512000|gpu:a100:4(S:0-1),gpu:t4:2,shard:8\n"
+      "east-2|mixed|8|1000|(null)\neast-3|drained\n");
+  ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
+  EXPECT_EQ(nodes->at("east-1").state, "down*");
+  EXPECT_EQ(nodes->at("east-0").cpus, 64);
+  EXPECT_EQ(nodes->at("east-0").memory_mb, 512000);
+  EXPECT_EQ(nodes->at("east-0").gpus, 8);
+  EXPECT_EQ(nodes->at("east-1").gpus, 6);
+  EXPECT_EQ(nodes->at("east-2").gpus, -1);
+  EXPECT_EQ(nodes->at("east-3").cpus, -1);
   EXPECT_TRUE(SlurmNodeUsable("idle"));
   EXPECT_TRUE(SlurmNodeUsable("mixed"));
   EXPECT_TRUE(SlurmNodeUsable("allocated"));
   for (const char* s : {"down*", "down", "drained", "draining", "idle*", "fail", "unknown"})
     EXPECT_FALSE(SlurmNodeUsable(s)) << s;
   EXPECT_FALSE(ParseSinfoNodes("no bar here\n").ok());
+  EXPECT_FALSE(ParseSinfoNodes("n1||4\n").ok());
 }
 
 TEST(SlurmJobName, RoundTripAndOthersAreNotOurs) {

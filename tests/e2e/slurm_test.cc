@@ -146,6 +146,10 @@ TEST_F(SlurmTest, AGangRunsAsOneSlurmAllocationWithItsDevices) {
   // One Slurm job for the gang: both tasks name it.
   std::string slurm_id = t0.substr(t0.find("slurm=") + 6);
   EXPECT_NE(t1.find("slurm=" + slurm_id.substr(0, slurm_id.find('\n'))), std::string::npos);
+  // The node view has what the controller says of the node.
+  json node = Body(admin_->Get("/v1/nodes/east-gpu-0000"));
+  EXPECT_EQ(node["slurm"]["gpus"], 2) << node.dump();
+  EXPECT_FALSE(node["slurm"].contains("mismatch")) << node.dump();
   std::string jobs = slurm_[0]->Run("squeue --states=all -h -o %j");
   EXPECT_EQ(jobs, "tessera-" + std::to_string(id) + "-0\n");
   // A job that fails in Slurm fails in Tessera, saying how.

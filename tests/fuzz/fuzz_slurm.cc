@@ -22,9 +22,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   auto nodes = tessera::ParseSinfoNodes(text);
   if (nodes.ok()) {
-    for (const auto& [node, state] : *nodes) {
-      if (node.empty() || state.empty()) std::abort();
-      tessera::SlurmNodeUsable(state);
+    for (const auto& [node, n] : *nodes) {
+      if (node.empty() || n.state.empty() || n.gpus < -1 || n.cpus < -1) std::abort();
+      tessera::SlurmNodeUsable(n.state);
     }
   }
   return 0;

@@ -76,6 +76,13 @@ std::vector<SlurmEvent> SlurmClusters::Take() {
   return out;
 }
 
+std::optional<SlurmNode> SlurmClusters::NodeInfo(const std::string& node) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return std::nullopt;
+  return it->second;
+}
+
 bool SlurmClusters::Manages(int64_t job, int32_t run) const {
   std::lock_guard<std::mutex> lock(mu_);
   return runs_.count({job, run}) > 0;
@@ -193,12 +200,19 @@ void SlurmClusters::Poll(Cluster& c, TimeMs now) {
   for (SlurmEvent& e : ended)
     Emit(std::move(e));
   // The nodes' health.
-  if (!Command(c, "sinfo -h -N -o '%N|%T'", &out, "", 5)) return;
+  if (!Command(c, "sinfo -h -N -o '" + std::string(kSinfoFormat) + "'", &out, "", 5)) return;
   auto states = ParseSinfoNodes(out);
   if (!states.ok()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const std::string& node : c.config.nodes) {
+      auto s = states->find(node);
+      if (s != states->end()) nodes_[node] = s->second;
+    }
+  }
   for (const std::string& node : c.config.nodes) {
     auto s = states->find(node);
-    std::string state = s == states->end() ? "missing from the controller" : s->second;
+    std::string state = s == states->end() ? "missing from the controller" : s->second.state;
     bool usable = s != states->end() && SlurmNodeUsable(state);
     auto was = c.usable.find(node);
     if (was != c.usable.end() && was->second == usable) continue;

@@ -60,6 +60,8 @@ class SlurmClusters {
   // The tail of a task's output (16 KiB at most), when a Slurm cluster ran the task.
   std::optional<std::string> Log(const TaskKey& key) const;
   bool Manages(int64_t job, int32_t run) const;
+  // A node as its controller last reported it (none before the first answer).
+  std::optional<SlurmNode> NodeInfo(const std::string& node) const;
 
  private:
   struct Track {
@@ -104,6 +106,7 @@ class SlurmClusters {
   std::vector<std::pair<RunId, Millis>> stops_;
   std::map<RunId, Track> runs_;
   std::vector<SlurmEvent> events_;
+  std::map<std::string, SlurmNode> nodes_;  // by node name, as sinfo last said
   std::thread worker_;
 };
 

@@ -49,8 +49,38 @@ Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
   return out;
 }
 
-Result<std::map<std::string, std::string>> ParseSinfoNodes(std::string_view text) {
-  std::map<std::string, std::string> out;
+namespace {
+
+// The GPUs of a GRES list: "gpu:2", "gpu:a100:4(S:0-1),shard:8"; -1 when none is a gpu entry.
+int GpuCount(std::string_view gres) {
+  int total = -1;
+  while (!gres.empty()) {
+    size_t comma = gres.find(',');
+    std::string_view entry = gres.substr(0, comma);
+    gres = comma == std::string_view::npos ? std::string_view() : gres.substr(comma + 1);
+    if (entry.substr(0, 4) != "gpu:") continue;
+    entry = entry.substr(0, entry.find('('));
+    int n = 0;
+    std::string_view count = entry.substr(entry.rfind(':') + 1);
+    auto [p, ec] = std::from_chars(count.data(), count.data() + count.size(), n);
+    if (ec == std::errc() && p == count.data() + count.size() && n >= 0) {
+      total = std::max(total, 0) + n;
+    }
+  }
+  return total;
+}
+
+template <typename T>
+T Number(std::string_view s, T fallback) {
+  T v{};
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && p == s.data() + s.size() && v >= 0 ? v : fallback;
+}
+
+}  // namespace
+
+Result<std::map<std::string, SlurmNode>> ParseSinfoNodes(std::string_view text) {
+  std::map<std::string, SlurmNode> out;
   size_t line = 0;
   while (!text.empty()) {
     size_t nl = text.find('\n');
@@ -63,7 +93,21 @@ Result<std::map<std::string, std::string>> ParseSinfoNodes(std::string_view text
     if (bar == std::string_view::npos || bar == 0 || bar + 1 == l.size()) {
       return InvalidArgument("sinfo: line " + std::to_string(line) + ": expected NODE|STATE");
     }
-    out[std::string(l.substr(0, bar))] = std::string(l.substr(bar + 1));
+    SlurmNode& n = out[std::string(l.substr(0, bar))];
+    std::vector<std::string_view> fields;
+    for (std::string_view rest = l.substr(bar + 1);;) {
+      size_t next = rest.find('|');
+      fields.push_back(rest.substr(0, next));
+      if (next == std::string_view::npos) break;
+      rest = rest.substr(next + 1);
+    }
+    if (fields[0].empty()) {
+      return InvalidArgument("sinfo: line " + std::to_string(line) + ": no state");
+    }
+    n.state = std::string(fields[0]);
+    if (fields.size() > 1) n.cpus = Number<int>(fields[1], -1);
+    if (fields.size() > 2) n.memory_mb = Number<int64_t>(fields[2], -1);
+    if (fields.size() > 3) n.gpus = GpuCount(fields[3]);
   }
   return out;
 }

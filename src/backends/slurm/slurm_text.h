@@ -28,8 +28,18 @@ struct SlurmJob {
 // `squeue --json --states=all`'s jobs. Errors say what is missing.
 Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text);
 
-// `sinfo -h -N -o %N|%T`: each node's state ("idle", "mixed", "down*", "drained", ...).
-Result<std::map<std::string, std::string>> ParseSinfoNodes(std::string_view text);
+// A node as sinfo reports it: its state ("idle", "mixed", "down*", "drained", ...) and what it
+// has (-1 where sinfo did not say).
+struct SlurmNode {
+  std::string state;
+  int cpus = -1;
+  int64_t memory_mb = -1;
+  int gpus = -1;  // the sum of its gpu GRES ("gpu:2", "gpu:a100:4(S:0-1)")
+};
+
+// The sinfo format the backend asks for, and its reader: NODE|STATE[|CPUS|MEMORY|GRES].
+inline constexpr std::string_view kSinfoFormat = "%N|%T|%c|%m|%G";
+Result<std::map<std::string, SlurmNode>> ParseSinfoNodes(std::string_view text);
 
 // Whether a node in this sinfo state takes work: not down, drained, draining, failing, not
 // responding (`*`) or powered off.
