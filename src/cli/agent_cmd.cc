@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "backends/local/agent.h"
+#include "backends/local/device_map.h"
 #include "cli/app.h"
 #include "cli/client_common.h"
 #include "cli/commands.h"
@@ -20,6 +21,7 @@ using json = nlohmann::ordered_json;
 struct AgentArgs {
   Common common;
   std::string node, address, work_dir = "tessera-agent", checkpoint_root, grace = "10s";
+  std::string devices;
 };
 
 int RunAgentCommand(const AgentArgs& a, std::ostream& err) {
@@ -38,6 +40,14 @@ int RunAgentCommand(const AgentArgs& a, std::ostream& err) {
     return kExitInvalidInput;
   }
   AgentOptions o;
+  if (!a.devices.empty()) {
+    auto list = ParseDeviceList(a.devices);
+    if (!list.ok()) {
+      err << "error: " << list.status().message() << "\n";
+      return kExitInvalidInput;
+    }
+    o.devices = *list;
+  }
   o.server = cfg->server;
   o.token = cfg->token;
   o.ca_cert = cfg->ca_cert;
@@ -101,6 +111,9 @@ void RegisterAgent(CLI::App& app, std::ostream& out, std::ostream& err, int& cod
   cmd->add_option("--checkpoint-root", a->checkpoint_root,
                   "TESSERA_CHECKPOINT_DIR is ROOT/JOB_ID (shared storage, so that a restart "
                   "elsewhere finds it; default: WORK_DIR/checkpoints)");
+  cmd->add_option("--devices", a->devices,
+                  "The host GPUs that are the node's devices 0, 1, ... (e.g. 4,5,6,7; default: "
+                  "the host's indices)");
   cmd->add_option("--grace", a->grace,
                   "SIGTERM to SIGKILL for a task stopped without a grace period, and on exit")
       ->capture_default_str();

@@ -307,6 +307,24 @@ TEST_F(AgentsTest, CancellingAJobSendsItsTasksTermFirst) {
   EXPECT_EQ(WaitForState(id, "cancelled")["state"], "cancelled");
 }
 
+TEST_F(AgentsTest, AnAgentGivenDevicesHandsTasksTheHostsIndices) {
+  // bench-gpu-0002's agent answers for host GPUs 7 and 3: the node's devices 0 and 1.
+  AgentProcess* a = AgentOf("bench-gpu-0002");
+  a->Stop();
+  a->Start(daemon_->url(), agent_token_, {"--devices", "7,3"});
+  for (const char* n : {"bench-gpu-0000", "bench-gpu-0001"})
+    ASSERT_EQ(admin_->Post(std::string("/v1/nodes/") + n + "/cordon", "")->status, 200);
+  json job = Gang("mapped", 0);
+  job["taskGroups"][0]["count"] = 1;
+  job["taskGroups"][0]["devices"]["count"] = 1;
+  job["command"] = "echo cuda=$CUDA_VISIBLE_DEVICES tessera=$TESSERA_VISIBLE_DEVICES";
+  int64_t id = Submit(job);
+  json done = WaitForState(id, "succeeded");
+  ASSERT_EQ(done["state"], "succeeded") << done.dump();
+  std::string log = Body(admin_->Get("/v1/jobs/" + std::to_string(id) + "/logs")).value("log", "");
+  EXPECT_EQ(log, "cuda=7 tessera=7\n");
+}
+
 TEST_F(AgentsTest, AgentSyncsAreCheckedLikeEveryRequest) {
   const std::string sync = "/v1/agents/bench-gpu-0000/sync";
   const std::string hello = R"({"protocol":1,"agent":"probe"})";

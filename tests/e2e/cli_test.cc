@@ -47,6 +47,8 @@ TEST(Cli, TheAgentsBadFlagsAreErrorsBeforeItStarts) {
   EXPECT_NE(text.find("--grace: expected a duration"), std::string::npos) << text;
   EXPECT_EQ(testing::RunTessera("agent --token t", &text, true, env), 2);
   EXPECT_NE(text.find("--node"), std::string::npos) << text;
+  EXPECT_EQ(testing::RunTessera("agent --node n1 --token t --devices 0,0", &text, true, env), 2);
+  EXPECT_NE(text.find("--devices: device 0 is listed twice"), std::string::npos) << text;
   EXPECT_EQ(Tessera("logs", &text), 2);
 }
 

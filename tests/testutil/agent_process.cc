@@ -23,15 +23,18 @@ AgentProcess::~AgentProcess() {
   if (pid_ > 0) Kill9();
 }
 
-void AgentProcess::Start(const std::string& url, const std::string& token) {
+void AgentProcess::Start(const std::string& url, const std::string& token,
+                         std::vector<std::string> extra) {
   std::string log_path = (dir_ / (node_ + ".log")).string();
   pid_ = fork();
   if (pid_ == 0) {
     FILE* o = freopen(log_path.c_str(), "a", stdout);
     (void)o;
-    ExecTessera(log_path,
-                {TESSERA_BINARY, "agent", "--server", url, "--token", token, "--node", node_,
-                 "--address", address_, "--work-dir", work_.string(), "--grace", "2s"});
+    std::vector<std::string> args = {
+        TESSERA_BINARY, "agent",     "--server", url,          "--token",      token,     "--node",
+        node_,          "--address", address_,   "--work-dir", work_.string(), "--grace", "2s"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    ExecTessera(log_path, args);
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace tessera::testing {
 
@@ -16,7 +17,8 @@ class AgentProcess {
   AgentProcess(const AgentProcess&) = delete;
   AgentProcess& operator=(const AgentProcess&) = delete;
 
-  void Start(const std::string& url, const std::string& token);
+  // `extra`: more flags of `tessera agent` (e.g. --devices 1,0).
+  void Start(const std::string& url, const std::string& token, std::vector<std::string> extra = {});
   void Kill9();
   // SIGTERM and wait; returns the exit status.
   int Stop();

@@ -12,6 +12,7 @@
 #include <random>
 #include <thread>
 
+#include "backends/local/device_map.h"
 #include "backends/local/host.h"
 #include "backends/local/supervisor.h"
 
@@ -55,11 +56,13 @@ class AgentCore {
       req.agent = agent_id_;
       req.address = address_;
       req.inventory = host_.inventory();
+      req.inventory.gpus = NodeGpus(options_.devices, req.inventory.gpus);
       req.tasks = supervisor_.Reports(resend_logs_);
       resend_logs_ = false;
       req.known_version = wait > 0 ? applied_version_ : 0;
     }
     req.telemetry = SampleTelemetry();
+    req.telemetry.gpus = NodeGpus(options_.devices, req.telemetry.gpus);
     req.wait_ms = wait;
     client.set_read_timeout(std::chrono::milliseconds(wait + 10000));
     httplib::Headers h = {{"Authorization", "Bearer " + options_.token}};
@@ -134,7 +137,9 @@ class AgentCore {
     for (const TaskAssignment& t : a.run) {
       wanted[t.key] = true;
       if (supervisor_.Knows(t.key)) continue;
-      supervisor_.Start(t, now);
+      TaskAssignment host = t;
+      MapToHost(options_.devices, host.env);
+      supervisor_.Start(host, now);
       auto running = supervisor_.Running();
       if (std::find(running.begin(), running.end(), t.key) == running.end()) {
         started_failed_ = true;  // could not start: report at once

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/status.h"
@@ -27,7 +28,10 @@ struct AgentOptions {
   std::string node;     // the node's name in the fleet
   std::string address;  // where peers reach this host; "" = the host name
   std::string work_dir;
-  std::string checkpoint_root;   // "" = work_dir/checkpoints
+  std::string checkpoint_root;  // "" = work_dir/checkpoints
+  // The host GPUs that are the node's devices 0, 1, ... (device_map.h); empty = the host's
+  // indices are the node's.
+  std::vector<int> devices;
   Millis default_grace = 10000;  // for a task stopped without a grace period
   size_t log_bytes = 16 * 1024;
 };
