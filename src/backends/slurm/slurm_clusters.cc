@@ -60,12 +60,14 @@ void SlurmClusters::Submit(const std::string& cluster, RunOrder order,
   t.cluster = cluster;
   t.generation = order.generation;
   pending_.push_back({cluster, std::move(order), std::move(shapes)});
+  kicked_ = true;
   cv_.notify_all();
 }
 
 void SlurmClusters::Stop(int64_t job, int32_t run, Millis grace) {
   std::lock_guard<std::mutex> lock(mu_);
   stops_.push_back({{job, run}, grace});
+  kicked_ = true;
   cv_.notify_all();
 }
 
@@ -274,20 +276,18 @@ void SlurmClusters::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
     cv_.wait_for(lock, std::chrono::milliseconds(poll_interval_),
-                 [&] { return stopping_ || !pending_.empty() || !stops_.empty(); });
+                 [&] { return stopping_ || kicked_; });
     if (stopping_) break;
+    kicked_ = false;
     std::vector<std::pair<RunId, Millis>> stops;
     stops.swap(stops_);
-    lock.unlock();
     TimeMs now = clock.Now();
-    for (auto& [name, c] : clusters_)
-      Poll(c, now);
 
-    // Stops: SIGTERM to the steps of a running job, cancelled at once when pending or given no
-    // grace; a run not submitted yet is simply not submitted.
-    std::vector<std::string> commands;  // (cluster, scancel args) pairs, run unlocked
+    // Stops first (from the last poll's view of the jobs): SIGTERM to the steps of a running
+    // job, cancelled at once when pending or given no grace; a run not submitted yet is simply
+    // not submitted.
+    std::vector<std::string> commands;
     std::vector<std::string> on_cluster;
-    lock.lock();
     for (const auto& [id, grace] : stops) {
       auto it = runs_.find(id);
       if (it == runs_.end()) continue;
@@ -319,8 +319,8 @@ void SlurmClusters::Loop() {
         t.kill_at = 0;
       }
     }
-    // Submissions wait for their controller's first answer (a restarted daemon must see what
-    // runs there before it submits anything).
+    // Submissions, before the poll (a placement reaches Slurm at once), to controllers that have
+    // answered since the start: a restarted daemon must see what runs there before it submits.
     std::vector<Pending> ready;
     for (auto it = pending_.begin(); it != pending_.end();) {
       const Cluster& c = clusters_.at(it->cluster);
@@ -339,7 +339,14 @@ void SlurmClusters::Loop() {
     for (Pending& p : ready)
       SubmitNow(std::move(p), now);
     if (!ready.empty() && wake_) wake_();
+    for (auto& [name, c] : clusters_)
+      Poll(c, clock.Now());
     lock.lock();
+    // Submissions that waited for a controller's first answer go at once.
+    for (const Pending& p : pending_) {
+      const Cluster& c = clusters_.at(p.cluster);
+      if (c.polled && c.reachable) kicked_ = true;
+    }
   }
 }
 

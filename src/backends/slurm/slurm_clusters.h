@@ -101,6 +101,7 @@ class SlurmClusters {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
+  bool kicked_ = false;                      // a submission or stop arrived
   std::map<std::string, Cluster> clusters_;  // worker's; config read by others
   std::vector<Pending> pending_;
   std::vector<std::pair<RunId, Millis>> stops_;
