@@ -288,7 +288,9 @@ void SlurmClusters::Loop() {
     // not submitted.
     std::vector<std::string> commands;
     std::vector<std::string> on_cluster;
-    for (const auto& [id, grace] : stops) {
+    for (const auto& stop : stops) {
+      const RunId id = stop.first;  // a plain variable: lambdas capture it (clang 14)
+      const Millis grace = stop.second;
       auto it = runs_.find(id);
       if (it == runs_.end()) continue;
       Track& t = it->second;
