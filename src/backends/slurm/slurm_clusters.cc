@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "backends/local/host.h"
 #include "common/clock.h"
 
 namespace tessera {
@@ -122,15 +123,7 @@ bool SlurmClusters::Command(const Cluster& c, const std::string& args, std::stri
   std::string cmd = "SLURM_CONF=" + ShellQuote(c.config.slurm_conf) + " timeout " +
                     std::to_string(timeout_s) + " " + args;
   if (!input_file.empty()) cmd += " " + ShellQuote(input_file);
-  cmd += " 2>&1";
-  out->clear();
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return false;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0)
-    out->append(buf, n);
-  return pclose(p) == 0;
+  return RunCommand(cmd + " 2>&1", out);
 }
 
 void SlurmClusters::Poll(Cluster& c, TimeMs now) {
