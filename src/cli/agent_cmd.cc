@@ -21,7 +21,7 @@ using json = nlohmann::ordered_json;
 struct AgentArgs {
   Common common;
   std::string node, address, work_dir = "tessera-agent", checkpoint_root, grace = "10s";
-  std::string devices;
+  std::string devices, device_tool = "auto";
 };
 
 int RunAgentCommand(const AgentArgs& a, std::ostream& err) {
@@ -40,6 +40,12 @@ int RunAgentCommand(const AgentArgs& a, std::ostream& err) {
     return kExitInvalidInput;
   }
   AgentOptions o;
+  Result<DeviceTool> tool = ParseDeviceTool(a.device_tool);
+  if (!tool.ok()) {
+    err << "error: " << tool.status().message() << "\n";
+    return kExitInvalidInput;
+  }
+  o.device_tool = *tool;
   if (!a.devices.empty()) {
     auto list = ParseDeviceList(a.devices);
     if (!list.ok()) {
@@ -114,6 +120,10 @@ void RegisterAgent(CLI::App& app, std::ostream& out, std::ostream& err, int& cod
   cmd->add_option("--devices", a->devices,
                   "The host GPUs that are the node's devices 0, 1, ... (e.g. 4,5,6,7; default: "
                   "the host's indices)");
+  cmd->add_option("--device-tool", a->device_tool,
+                  "Where the devices' inventory and telemetry come from: auto (nvidia-smi, else "
+                  "npu-smi), nvidia-smi, npu-smi, or none (the fleet's devices, no telemetry)")
+      ->capture_default_str();
   cmd->add_option("--grace", a->grace,
                   "SIGTERM to SIGKILL for a task stopped without a grace period, and on exit")
       ->capture_default_str();

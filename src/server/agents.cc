@@ -193,7 +193,7 @@ void Daemon::ReportUtilization(uint32_t node, const AgentTelemetry& telemetry, T
   for (const GpuSample& g : telemetry.gpus) {
     if (g.utilization >= 0) busy[g.index] = g.utilization;
   }
-  if (busy.empty()) return;  // no nvidia-smi, or devices that do not say
+  if (busy.empty()) return;  // no nvidia-smi or npu-smi, or devices that do not say
   const CellState& cell = engine_->cell();
   std::set<uint32_t> seen;
   for (const TaskRef& t : cell.tasks_on(node)) {
@@ -256,9 +256,10 @@ std::vector<Gauge> Daemon::AgentGauges() const {
   Gauge up{"tessera_agent_up", "Whether the node's agent is in touch (local clusters).", {}};
   Gauge cpu{"tessera_node_cpu_used", "CPUs busy on the node, as its agent measured.", {}};
   Gauge memory{"tessera_node_memory_used_bytes", "Memory in use on the node.", {}};
-  Gauge util{"tessera_device_utilization",
-             "Busy share of each GPU over the last sample (0..1), as nvidia-smi reports it.",
-             {}};
+  Gauge util{
+      "tessera_device_utilization",
+      "Busy share of each device over the last sample (0..1), as nvidia-smi or npu-smi report it.",
+      {}};
   Gauge device_memory{"tessera_device_memory_used_bytes", "Memory in use on each GPU.", {}};
   const CellState& cell = engine_->cell();
   for (uint32_t n = 0; n < cell.node_count(); ++n) {

@@ -106,7 +106,7 @@ json Daemon::NodeJson(const Caller& caller, uint32_t n) const {
       agent["gpus"].size() != cell.devices(n).size()) {
     // The scheduler places on the declared devices: a host that has others is worth a look.
     agent["mismatch"] = "the fleet declares " + std::to_string(cell.devices(n).size()) +
-                        " devices on this node; nvidia-smi lists " +
+                        " devices on this node; the agent's host has " +
                         std::to_string(agent["gpus"].size());
   }
   return {{"name", cell.node_name(n)},

@@ -409,9 +409,127 @@ TEST(AgentTelemetry, IdleGpusTriggerIdleReclaimAndAnotherGpuCountIsFlagged) {
   ASSERT_EQ(agent.Post("/v1/agents/bench-gpu-0000/sync", three.dump())->status, 200);
   node = Body(admin.Get("/v1/nodes/bench-gpu-0000"));
   EXPECT_EQ(node["agent"]["mismatch"],
-            "the fleet declares 2 devices on this node; nvidia-smi lists 3")
+            "the fleet declares 2 devices on this node; the agent's host has 3")
       << node.dump();
   daemon.Stop();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(AgentTelemetry, AnAscendHostReportsItsNpusFromNpuSmi) {
+  // A host with `npu-smi` (a script printing the table an Atlas A2 host prints): the agent
+  // lists its NPUs, the task gets ASCEND_RT_VISIBLE_DEVICES, the AI Core use reaches the node
+  // view and /metrics.
+  auto dir = FreshDir("ascend-telemetry");
+  std::filesystem::create_directories(dir / "config");
+  std::filesystem::create_directories(dir / "bin");
+  std::ofstream(dir / "config" / "fleet.yaml") << R"(deviceModels:
+  - {name: 910B3, kind: npu, vendor: huawei, memory: 64Gi}
+regions:
+  - name: lab
+clusters:
+  - name: ascend
+    region: lab
+    tier: dedicated
+    backend: local
+    prices: {910B3: 1}
+    nodeGroups:
+      - {name: npu, count: 1, cpu: 4, memory: 8Gi, devices: {model: 910B3, count: 2}}
+tenants:
+  - name: lab
+    quotas:
+      910B3: {guaranteed: 2}
+)";
+  {
+    std::ofstream smi(dir / "bin" / "npu-smi");
+    smi << "#!/bin/sh\n[ \"$1\" = info ] || exit 2\nexec cat " << TESSERA_SOURCE_DIR
+        << "/tests/backends/testdata/npu-smi-atlas-a2.txt\n";
+  }
+  std::filesystem::permissions(dir / "bin" / "npu-smi", std::filesystem::perms::owner_all);
+  DaemonProcess daemon(dir / "daemon", (dir / "config").string());
+  daemon.set_extra_args({"--agent-heartbeat", "500ms"});
+  ASSERT_TRUE(daemon.Start()) << daemon.log();
+  Http admin(daemon.url(), daemon.admin_token());
+  AgentProcess agent(dir / "agents", "ascend-npu-0000", "127.0.0.1");
+  const std::string path = getenv("PATH");
+  setenv("PATH", ((dir / "bin").string() + ":" + path).c_str(), 1);  // the agent inherits it
+  agent.Start(daemon.url(), TokenOf(admin, "agents", "agent", ""), {"--device-tool", "npu-smi"});
+  setenv("PATH", path.c_str(), 1);
+  json node;
+  for (int i = 0; i < 100; ++i) {
+    node = Body(admin.Get("/v1/nodes/ascend-npu-0000"));
+    if (node["state"] == "ready" && node["agent"].is_object()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(node["agent"].is_object()) << node.dump() << agent.log();
+  ASSERT_EQ(node["agent"]["gpus"].size(), 2u) << node.dump();
+  EXPECT_EQ(node["agent"]["gpus"][0]["name"], "910B3");
+  EXPECT_EQ(node["agent"]["gpus"][0]["uuid"], "npu0.chip0@0000:C1:00.0");
+  EXPECT_DOUBLE_EQ(node["agent"]["gpus"][0]["utilization"].get<double>(), 0.57);
+  EXPECT_EQ(node["agent"]["gpus"][0]["memory_used_mib"], 41230);
+  EXPECT_FALSE(node["agent"].contains("mismatch")) << node.dump();
+  auto metrics = admin.Get("/metrics");
+  ASSERT_TRUE(metrics && metrics->status == 200);
+  EXPECT_NE(
+      metrics->body.find("tessera_device_utilization{node=\"ascend-npu-0000\",device=\"0\"} 0.57"),
+      std::string::npos)
+      << metrics->body;
+
+  json job = {
+      {"name", "on-npu"},
+      {"class", "batch"},
+      {"tenant", "lab"},
+      {"taskGroups",
+       {{{"name", "m"}, {"count", 1}, {"cpu", 1}, {"memory", "1Gi"}, {"devices", {{"count", 2}}}}}},
+      {"command", "echo \"npus=$ASCEND_RT_VISIBLE_DEVICES cuda=${CUDA_VISIBLE_DEVICES-unset}\""}};
+  auto r = admin.Post("/v1/jobs", job.dump());
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : "");
+  json j;
+  for (int i = 0; i < 300 && j["state"] != "succeeded"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    j = Body(admin.Get("/v1/jobs/on-npu"));
+  }
+  ASSERT_EQ(j["state"], "succeeded") << j.dump() << agent.log();
+  std::string log = Body(admin.Get("/v1/jobs/on-npu/logs"))["log"].get<std::string>();
+  EXPECT_NE(log.find("npus=0,1 cuda=unset"), std::string::npos) << log;
+  agent.Stop();
+  daemon.Stop();
+  std::filesystem::remove_all(dir);
+}
+
+// bench/gpu-host, the check docs/operations.md gives for a real GPU host, on a host whose
+// nvidia-smi (a script here) lists two GPUs, one 37% busy.
+TEST(GpuHostScript, RunsAJobOnTheHostsGpuAndRecordsItsTelemetry) {
+  auto dir = FreshDir("gpu-host-script");
+  std::filesystem::create_directories(dir / "bin");
+  {
+    std::ofstream smi(dir / "bin" / "nvidia-smi");
+    smi << R"SH(#!/bin/sh
+case "$*" in
+  *--query-gpu=index,uuid,name,memory.total*)
+    echo "0, GPU-0321fd62-2dee-7ed5-4a41-5b88d801a79d, NVIDIA H200, 143771, 1485, 37"
+    echo "1, GPU-3d16901f-0e6b-ad9e-d777-4a2d6d8a82c4, NVIDIA H200, 143771, 0, 0" ;;
+  *-i*) echo "$2, GPU-probe, NVIDIA H200" ;;
+  *) echo "NVIDIA-SMI (a test's stand-in)" ;;
+esac
+)SH";
+  }
+  std::filesystem::permissions(dir / "bin" / "nvidia-smi", std::filesystem::perms::owner_all);
+  std::string out;
+  EXPECT_EQ(testing::RunShell("PATH=" + (dir / "bin").string() + ":$PATH timeout 120 " +
+                                  std::string(TESSERA_SOURCE_DIR) + "/bench/gpu-host " +
+                                  (dir / "out").string() + " " + TESSERA_BINARY,
+                              &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("gpu-host: nvidia-smi lists 2 GPU(s)"), std::string::npos) << out;
+  EXPECT_NE(out.find("GPU utilization max 0.37, memory used max 1485 MiB"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("gpu-host: the job succeeded"), std::string::npos) << out;
+  // The task was given one GPU and asked nvidia-smi about it.
+  std::string log = ReadText(dir / "out" / "job.log");
+  EXPECT_NE(log.find("CUDA_VISIBLE_DEVICES=0 TESSERA_NODE=host-gpu-0000"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("0, GPU-probe, NVIDIA H200"), std::string::npos) << log;
   std::filesystem::remove_all(dir);
 }
 

@@ -49,6 +49,12 @@ TEST(Cli, TheAgentsBadFlagsAreErrorsBeforeItStarts) {
   EXPECT_NE(text.find("--node"), std::string::npos) << text;
   EXPECT_EQ(testing::RunTessera("agent --node n1 --token t --devices 0,0", &text, true, env), 2);
   EXPECT_NE(text.find("--devices: device 0 is listed twice"), std::string::npos) << text;
+  EXPECT_EQ(
+      testing::RunTessera("agent --node n1 --token t --device-tool rocm-smi", &text, true, env), 2);
+  EXPECT_NE(text.find("--device-tool: expected auto, nvidia-smi, npu-smi or none, got "
+                      "\"rocm-smi\""),
+            std::string::npos)
+      << text;
   EXPECT_EQ(Tessera("logs", &text), 2);
 }
 

@@ -253,17 +253,12 @@ TEST_F(SlurmTest, ADaemonKilledWhileSlurmRunsItsJobsAdoptsThem) {
 TEST(MultiCluster, TheScriptRunsAJobOfEachClassAcrossSlurmAndAgents) {
   const std::string dir = "/tmp/tmc" + std::to_string(getpid());
   std::string out;
-  FILE* p = popen(("TESSERA=" + std::string(TESSERA_BINARY) + " TESSERA_PORT_BASE=" +
-                   std::to_string(testing::SlurmPortBase()) + " timeout 300 " +
-                   std::string(TESSERA_SOURCE_DIR) + "/scripts/multi-cluster " + dir + " 2>&1")
-                      .c_str(),
-                  "r");
-  ASSERT_NE(p, nullptr);
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0)
-    out.append(buf, n);
-  EXPECT_EQ(pclose(p), 0) << out;
+  EXPECT_EQ(testing::RunShell("TESSERA=" + std::string(TESSERA_BINARY) + " TESSERA_PORT_BASE=" +
+                                  std::to_string(testing::SlurmPortBase()) + " timeout 300 " +
+                                  std::string(TESSERA_SOURCE_DIR) + "/scripts/multi-cluster " + dir,
+                              &out),
+            0)
+      << out;
   EXPECT_NE(out.find("multi-cluster: every job succeeded"), std::string::npos) << out;
   // Each cluster's nodes were in service, and the gang's tasks said where they ran.
   for (const char* node : {"east-gpu-0000", "west-gpu-0000", "lab-gpu-0000"})

@@ -9,10 +9,9 @@
 
 namespace tessera::testing {
 
-int RunTessera(const std::string& args, std::string* out, bool with_stderr,
-               const std::string& env) {
-  std::string cmd =
-      env + std::string(TESSERA_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+namespace {
+
+int Run(const std::string& cmd, std::string* out) {
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
   out->clear();
   if (!pipe) return -1;
@@ -22,6 +21,19 @@ int RunTessera(const std::string& args, std::string* out, bool with_stderr,
     out->append(buf, n);
   int status = pclose(pipe.release());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+int RunTessera(const std::string& args, std::string* out, bool with_stderr,
+               const std::string& env) {
+  return Run(
+      env + std::string(TESSERA_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null"),
+      out);
+}
+
+int RunShell(const std::string& command, std::string* out) {
+  return Run(command + " 2>&1", out);
 }
 
 std::string ReadText(const std::filesystem::path& path) {

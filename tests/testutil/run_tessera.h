@@ -12,6 +12,10 @@ namespace tessera::testing {
 int RunTessera(const std::string& args, std::string* out, bool with_stderr = true,
                const std::string& env = "");
 
+// Runs `command` through the shell; stdout and stderr into `out`. Returns the exit status (-1
+// when it did not exit).
+int RunShell(const std::string& command, std::string* out);
+
 // The whole file's bytes; empty when it cannot be read.
 std::string ReadText(const std::filesystem::path& path);
 

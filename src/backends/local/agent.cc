@@ -36,6 +36,7 @@ class AgentCore {
   AgentCore(const AgentOptions& o, std::ostream& log)
       : options_(o),
         log_(log),
+        host_(o.device_tool),
         supervisor_({o.work_dir,
                      o.checkpoint_root.empty() ? o.work_dir + "/checkpoints" : o.checkpoint_root,
                      o.log_bytes}) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/local/host.h"
 #include "common/clock.h"
 #include "common/status.h"
 
@@ -32,6 +33,8 @@ struct AgentOptions {
   // The host GPUs that are the node's devices 0, 1, ... (device_map.h); empty = the host's
   // indices are the node's.
   std::vector<int> devices;
+  // Where the devices' inventory and telemetry come from (host.h).
+  DeviceTool device_tool = DeviceTool::kAuto;
   Millis default_grace = 10000;  // for a task stopped without a grace period
   size_t log_bytes = 16 * 1024;
 };

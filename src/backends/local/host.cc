@@ -30,14 +30,27 @@ bool CpuTimes(uint64_t* busy, uint64_t* total) {
   return true;
 }
 
-std::vector<GpuSample> Gpus() {
-  std::string out;
-  if (!RunCommand(std::string(kNvidiaSmiQuery) + " 2>/dev/null", &out)) return {};
-  auto gpus = ParseNvidiaSmi(out);
-  return gpus.ok() ? *gpus : std::vector<GpuSample>{};
+bool Present(const char* tool) {
+  std::string probe;
+  return RunCommand(std::string("command -v ") + tool + " >/dev/null 2>&1", &probe);
 }
 
 }  // namespace
+
+std::vector<GpuSample> HostSampler::Devices() const {
+  std::string out;
+  Result<std::vector<GpuSample>> devices = std::vector<GpuSample>{};
+  if (tool_ == DeviceTool::kNvidiaSmi) {
+    if (!RunCommand(std::string(kNvidiaSmiQuery) + " 2>/dev/null", &out)) return {};
+    devices = ParseNvidiaSmi(out);
+  } else if (tool_ == DeviceTool::kNpuSmi) {
+    if (!RunCommand("npu-smi info 2>/dev/null", &out)) return {};
+    devices = ParseNpuSmi(out);
+  }
+  return devices.ok() ? *devices : std::vector<GpuSample>{};
+}
+
+namespace {}  // namespace
 
 bool RunCommand(const std::string& command, std::string* output) {
   output->clear();
@@ -50,15 +63,26 @@ bool RunCommand(const std::string& command, std::string* output) {
   return pclose(p) == 0;
 }
 
-HostSampler::HostSampler() {
+Result<DeviceTool> ParseDeviceTool(std::string_view name) {
+  if (name == "auto") return DeviceTool::kAuto;
+  if (name == "none") return DeviceTool::kNone;
+  if (name == "nvidia-smi") return DeviceTool::kNvidiaSmi;
+  if (name == "npu-smi") return DeviceTool::kNpuSmi;
+  return InvalidArgument("--device-tool: expected auto, nvidia-smi, npu-smi or none, got \"" +
+                         std::string(name) + "\"");
+}
+
+HostSampler::HostSampler(DeviceTool tool) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   inventory_.cpu = static_cast<Milli>(cpus > 0 ? cpus : 1) * 1000;
   if (auto text = ReadFileBounded("/proc/meminfo", 1 << 20); text.ok()) {
     if (auto m = ParseMeminfo(*text); m.ok()) inventory_.memory = m->total;
   }
-  std::string probe;
-  nvidia_smi_ = RunCommand("command -v nvidia-smi >/dev/null 2>&1", &probe);
-  if (nvidia_smi_) inventory_.gpus = Gpus();
+  tool_ = tool != DeviceTool::kAuto ? tool
+          : Present("nvidia-smi")   ? DeviceTool::kNvidiaSmi
+          : Present("npu-smi")      ? DeviceTool::kNpuSmi
+                                    : DeviceTool::kNone;
+  inventory_.gpus = Devices();
   CpuTimes(&last_busy_, &last_total_);
 }
 
@@ -75,7 +99,7 @@ AgentTelemetry HostSampler::Sample() {
   if (auto text = ReadFileBounded("/proc/meminfo", 1 << 20); text.ok()) {
     if (auto m = ParseMeminfo(*text); m.ok()) t.memory_used = m->total - m->available;
   }
-  if (nvidia_smi_) t.gpus = Gpus();
+  t.gpus = Devices();
   return t;
 }
 

@@ -36,7 +36,113 @@ std::vector<std::string_view> Split(std::string_view line, char sep) {
   }
 }
 
+std::vector<std::string_view> Words(std::string_view s) {
+  std::vector<std::string_view> out;
+  for (;;) {
+    s = Trim(s);
+    if (s.empty()) return out;
+    size_t end = s.find_first_of(" \t");
+    out.push_back(s.substr(0, end));
+    if (end == std::string_view::npos) return out;
+    s.remove_prefix(end);
+  }
+}
+
+// A PCI address as npu-smi prints it: "0000:C1:00.0".
+bool BusId(std::string_view s) {
+  return s.size() == 12 && s[4] == ':' && s[7] == ':' && s[10] == '.';
+}
+
+// The "used / total" pairs of an npu-smi cell, however it spaces them ("3161 / 65536",
+// "59356/ 65536", "0    / 0"), as "used/total" words.
+std::vector<std::string> UsagePairs(const std::vector<std::string_view>& words) {
+  std::string joined;
+  for (std::string_view w : words) {
+    if (!joined.empty() && joined.back() != '/' && w.front() != '/') joined += ' ';
+    joined += w;
+  }
+  std::vector<std::string> pairs;
+  for (std::string_view w : Words(joined)) {
+    if (w.find('/') != std::string_view::npos) pairs.emplace_back(w);
+  }
+  return pairs;
+}
+
 }  // namespace
+
+Result<std::vector<GpuSample>> ParseNpuSmi(std::string_view text) {
+  std::vector<GpuSample> out;
+  int line_no = 0;
+  std::optional<int64_t> npu;  // the NPU row the next chip rows belong to
+  std::string name;
+  while (!text.empty()) {
+    size_t end = text.find('\n');
+    std::string_view line = Trim(text.substr(0, end));
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    ++line_no;
+    if (line.size() < 2 || line.front() != '|' || line.back() != '|') continue;  // borders
+    std::vector<std::string_view> cells = Split(line.substr(1, line.size() - 2), '|');
+    if (cells.size() < 3) continue;  // the version line, "No running processes found"
+    if (cells[1].substr(0, 7) == "Process") break;  // the process table follows the devices
+    if (cells[0].empty() || cells[0].front() < '0' || cells[0].front() > '9') continue;  // headers
+    const std::string where = "npu-smi output line " + std::to_string(line_no) + ": ";
+    std::vector<std::string_view> ids = Words(cells[0]);
+    auto integer = [&](std::string_view v, const char* field) -> Result<int64_t> {
+      std::optional<int64_t> n = Integer(v);
+      if (!n || *n > 1024) {
+        return InvalidArgument(where + field + ": expected an index, got \"" + std::string(v) +
+                               "\"");
+      }
+      return *n;
+    };
+    if (!BusId(cells[1]) && cells[1] != "NA") {  // an NPU row: "ID NAME | HEALTH | ..."
+      auto id = integer(ids[0], "NPU");
+      if (!id.ok()) return id.status();
+      if (ids.size() < 2) return InvalidArgument(where + "Name: missing");
+      npu = *id;
+      name = std::string(cells[0].substr(ids[1].data() - cells[0].data()));
+      continue;
+    }
+    // A chip row: "CHIP [DEVICE] | BUS-ID | AICORE MEMORY-USAGE [HBM-USAGE]".
+    if (!npu) return InvalidArgument(where + "a chip row before any NPU row");
+    auto chip = integer(ids[0], "Chip");
+    if (!chip.ok()) return chip.status();
+    auto device = ids.size() > 1 ? integer(ids[1], "Device") : Result<int64_t>(*npu);
+    if (!device.ok()) return device.status();
+    GpuSample g;
+    g.index = static_cast<int>(*device);
+    g.name = name;
+    g.uuid = "npu" + std::to_string(*npu) + ".chip" + std::to_string(*chip) +
+             (cells[1] == "NA" ? "" : "@" + std::string(cells[1]));
+    std::vector<std::string_view> usage = Words(cells[2]);
+    if (usage.empty()) return InvalidArgument(where + "AICore(%): missing");
+    if (usage[0] != "NA" && usage[0] != "-") {
+      std::optional<int64_t> busy = Integer(usage[0]);
+      if (!busy || *busy > 100) {
+        return InvalidArgument(where + "AICore(%): expected 0..100, got \"" +
+                               std::string(usage[0]) + "\"");
+      }
+      g.utilization = static_cast<double>(*busy) / 100.0;
+    }
+    usage.erase(usage.begin());
+    // HBM where the table has it (the last pair), else the device memory.
+    for (const std::string& pair : UsagePairs(usage)) {
+      size_t slash = pair.find('/');
+      std::optional<int64_t> used = Integer(std::string_view(pair).substr(0, slash));
+      std::optional<int64_t> total = Integer(std::string_view(pair).substr(slash + 1));
+      if (!used || !total) {
+        return InvalidArgument(where + "Memory-Usage(MB): expected \"USED / TOTAL\", got \"" +
+                               pair + "\"");
+      }
+      if (*total > 0 || g.memory_total == 0) {
+        g.memory_used = *used;
+        g.memory_total = *total;
+      }
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
 
 Result<std::vector<GpuSample>> ParseNvidiaSmi(std::string_view text) {
   static const char* const kFields[] = {"index",        "uuid",        "name",

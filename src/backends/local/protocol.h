@@ -40,7 +40,8 @@ struct TaskKey {
   static std::optional<TaskKey> Parse(std::string_view s);
 };
 
-// The host as the agent sees it. GPUs are those nvidia-smi lists (empty without one).
+// The host as the agent sees it. GPUs are those nvidia-smi lists, or the NPU devices npu-smi
+// lists (empty without either).
 struct AgentInventory {
   Milli cpu = 0;  // online CPUs, in milli
   MiB memory = 0;
