@@ -153,6 +153,12 @@ Engine::Engine(const Spec& spec, CellState cell, Scorer& scorer, const OrderingP
 
 Engine::~Engine() = default;
 
+void Engine::Reserve(size_t jobs) {
+  jobs_.reserve(jobs_.size() + jobs);
+  queue_entry_.reserve(queue_entry_.size() + jobs);
+  compiled_.reserve(compiled_.size() + jobs);
+}
+
 JobId Engine::Submit(Job job, TimeMs at) {
   CHECK(job.tenant.valid() && job.tenant.value() < spec_.tenants.size())
       << "job " << job.name << " has no tenant of the spec";

@@ -118,6 +118,9 @@ class Engine final : public EventSink {
   // anything changed.
   void RunDue();
 
+  // Room for `jobs` more submissions without regrowing (a daemon restoring its queue).
+  void Reserve(size_t jobs);
+
   const JobRecord& job(JobId id) const { return jobs_[id.value()]; }
   size_t job_count() const { return jobs_.size(); }
   size_t pending_count() const { return pending_count_; }

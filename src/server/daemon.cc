@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iterator>
+#include <utility>
 
 #include "config/job_json.h"
 #include "config/loader.h"
@@ -96,25 +98,78 @@ bool Terminal(const std::string& state) {
   return state == "succeeded" || state == "failed" || state == "cancelled";
 }
 
-// Reads the resolved form of every job that has not ended, on all cores (the rows are
-// independent; the reader is immutable).
-std::vector<std::optional<Result<Job>>> ReadActiveJobs(const Spec& spec,
-                                                       const std::vector<StoredJob>& rows) {
-  const ResolvedJobReader reader(spec);
-  std::vector<std::optional<Result<Job>>> out(rows.size());
-  size_t threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (size_t t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      for (size_t i = t; i < rows.size(); i += threads) {
-        if (!Terminal(rows[i].state)) out[i] = reader.Read(rows[i].resolved);
-      }
-    });
+// Reads the resolved form of each job that has not ended while the store reads the rest: the
+// rows are independent and the reader immutable, so every core but the store's parses.
+class ResolvedJobs {
+ public:
+  explicit ResolvedJobs(const Spec& spec) : reader_(spec) {
+    // One core is the store's.
+    size_t threads = std::max(2u, std::thread::hardware_concurrency()) - 1;
+    for (size_t t = 0; t < threads; ++t)
+      pool_.emplace_back([this] { Work(); });
   }
-  for (std::thread& th : pool)
-    th.join();
-  return out;
-}
+  ~ResolvedJobs() { Finish(0); }
+  ResolvedJobs(const ResolvedJobs&) = delete;
+  ResolvedJobs& operator=(const ResolvedJobs&) = delete;
+
+  // Row `index` (its resolved form is taken).
+  void Add(size_t index, StoredJob& row) {
+    if (Terminal(row.state)) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    todo_.emplace_back(index, std::move(row.resolved));
+    if (todo_.size() == 1) cv_.notify_one();
+  }
+  // Waits for every row added: by index, the job read (or why not); nullopt for rows that
+  // ended (or were never added).
+  std::vector<std::optional<Result<Job>>> Finish(size_t rows) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : pool_)
+      t.join();
+    pool_.clear();
+    std::vector<std::optional<Result<Job>>> out(rows);
+    for (auto& [index, job] : read_) {
+      if (index < rows) out[index] = std::move(job);
+    }
+    read_.clear();
+    return out;
+  }
+
+ private:
+  void Work() {
+    std::vector<std::pair<size_t, std::string>> batch;
+    std::vector<std::pair<size_t, Result<Job>>> mine;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return done_ || !todo_.empty(); });
+        if (todo_.empty()) break;
+        // A share of what is queued: enough to keep the lock rare, not so much that the
+        // other workers wait.
+        size_t take = std::min<size_t>(todo_.size(), 256);
+        batch.assign(std::make_move_iterator(todo_.end() - static_cast<ptrdiff_t>(take)),
+                     std::make_move_iterator(todo_.end()));
+        todo_.resize(todo_.size() - take);
+      }
+      for (auto& [index, text] : batch)
+        mine.emplace_back(index, reader_.Read(text));
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& r : mine)
+      read_.push_back(std::move(r));
+  }
+
+  const ResolvedJobReader reader_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::pair<size_t, std::string>> todo_;
+  std::vector<std::pair<size_t, Result<Job>>> read_;
+  bool done_ = false;
+  std::vector<std::thread> pool_;
+};
 
 }  // namespace
 
@@ -193,7 +248,13 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteS
                                               const Clock& clock, DaemonOptions options,
                                               std::string* new_admin_token) {
   auto t0 = std::chrono::steady_clock::now();
-  auto snap = store->Load();
+  std::vector<std::optional<Result<Job>>> read;
+  Result<StoreSnapshot> snap = StoreSnapshot{};
+  {
+    ResolvedJobs resolved(spec);
+    snap = store->Load([&](size_t i, StoredJob& row) { resolved.Add(i, row); });
+    read = resolved.Finish(snap.ok() ? snap->jobs.size() : 0);
+  }
   if (!snap.ok()) return snap.status();
   std::unique_ptr<Daemon> d(new Daemon(std::move(spec), std::move(store), clock, options));
   auto t1 = std::chrono::steady_clock::now();
@@ -258,7 +319,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteS
       d->services_[name] = {std::move(v), "", true};
     }
     d->DriveServices();
-    if (Status s = d->Restore(*snap); !s.ok()) return s;
+    if (Status s = d->Restore(*snap, read); !s.ok()) return s;
     d->ApplyAgents();
   }
   d->start_times_.restore_ms =
@@ -281,9 +342,8 @@ Daemon::~Daemon() {
   store_->Flush().wait();
 }
 
-Status Daemon::Restore(StoreSnapshot& snap) {
+Status Daemon::Restore(StoreSnapshot& snap, std::vector<std::optional<Result<Job>>>& read) {
   const TimeMs now = clock_.Now();
-  std::vector<std::optional<Result<Job>>> read = ReadActiveJobs(*spec_, snap.jobs);
   std::vector<JobId> orphans;
   restoring_ = true;
   jobs_.reserve(snap.jobs.size());
@@ -292,6 +352,9 @@ Status Daemon::Restore(StoreSnapshot& snap) {
   engine_id_.reserve(snap.jobs.size());
   restart_base_.reserve(snap.jobs.size());
   placed_generation_.reserve(snap.jobs.size());
+  engine_->Reserve(static_cast<size_t>(
+      std::count_if(read.begin(), read.end(), [](const auto& r) { return r.has_value(); })));
+  by_engine_.reserve(engine_->job_count() + snap.jobs.size());
   for (size_t i = 0; i < snap.jobs.size(); ++i) {
     StoredJob& stored = snap.jobs[i];
     // A gap is a submission whose insert failed (never acknowledged): a hidden placeholder.

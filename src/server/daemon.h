@@ -237,8 +237,9 @@ class Daemon {
   // Under mu_.
   nlohmann::ordered_json ServiceJson(const ServiceEntry& e) const;
   ReplicaHost& replica_host();
-  // Takes the snapshot's job rows (moved into the view).
-  Status Restore(StoreSnapshot& snap);
+  // Takes the snapshot's job rows (moved into the view); `read` holds, by row, the job each
+  // row that had not ended resolves to.
+  Status Restore(StoreSnapshot& snap, std::vector<std::optional<Result<Job>>>& read);
   void Loop();
   // Under mu_: handles what is due and schedules, timing the cycle.
   void RunEngine();

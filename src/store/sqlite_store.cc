@@ -284,7 +284,7 @@ std::shared_future<Status> SqliteStore::Flush() {
   return Enqueue([](Statements&) { return Status::Ok(); });
 }
 
-Result<StoreSnapshot> SqliteStore::Load() {
+Result<StoreSnapshot> SqliteStore::Load(const std::function<void(size_t, StoredJob&)>& on_job) {
   std::lock_guard<std::mutex> lock(read_mu_);
   Sqlite& db = *reader_db_;
   StoreSnapshot snap;
@@ -313,6 +313,7 @@ Result<StoreSnapshot> SqliteStore::Load() {
         j.resolved = q->Text(15);
         j.run_start = q->OptInt(16);
         j.kept_ms = q->Int(17);
+        if (on_job) on_job(snap.jobs.size() - 1, j);
       });
       !s.ok()) {
     return s;

@@ -46,7 +46,10 @@ class SqliteStore {
   SqliteStore(const SqliteStore&) = delete;
   SqliteStore& operator=(const SqliteStore&) = delete;
 
-  Result<StoreSnapshot> Load();
+  // Everything the daemon rebuilds itself from. `on_job`, when given, sees each job row as it
+  // is read (its index in StoreSnapshot::jobs; it may move fields out), so that the caller can
+  // work on rows while the rest are read.
+  Result<StoreSnapshot> Load(const std::function<void(size_t, StoredJob&)>& on_job = {});
 
   // Queued writes. The futures resolve when the batch holding the write is committed (or
   // failed: then nothing of that batch was written).

@@ -93,6 +93,7 @@ class TesseraScorer final : public Scorer {
     std::sort(cpu_levels_.begin(), cpu_levels_.end());
     cpu_levels_.erase(std::unique(cpu_levels_.begin(), cpu_levels_.end()), cpu_levels_.end());
     BuildTables();
+    none_ = Build(-1, 0);
   }
   std::string_view name() const override { return "tessera"; }
 
@@ -298,8 +299,10 @@ class TesseraScorer final : public Scorer {
   }
 
   // The table for the node's models and free CPU: a built one for a node of one model (every
-  // node the configuration can declare), else computed into `scratch`.
+  // node the configuration can declare) or of none (no typical task fits, whatever its CPU),
+  // else computed into `scratch`.
   const Table& TableFor(Milli cpu_free, ModelMask models, Table* scratch) const {
+    if (models == 0) return none_;
     if (std::popcount(models) != 1) {
       *scratch = Build(cpu_free, models);
       return *scratch;
@@ -313,6 +316,7 @@ class TesseraScorer final : public Scorer {
   std::vector<Milli> cpu_levels_;  // the distinct CPU requests of typical device tasks
   std::array<uint8_t, kMaxDeviceModels> group_of_model_{};  // each model's group of tables
   std::vector<Table> tables_;                               // by group, then CPU level
+  Table none_;                                              // for nodes without devices
 };
 
 }  // namespace
