@@ -1,9 +1,12 @@
 #include "server/daemon.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iterator>
+#include <string_view>
 #include <utility>
 
 #include "config/job_json.h"
@@ -92,6 +95,22 @@ bool IsNumber(const std::string& s) {
 // The index key of a submission's Idempotency-Key, which is scoped to its principal.
 std::string IdempotencyKey(const std::string& principal, const std::string& key) {
   return principal + '\x1f' + key;
+}
+
+// `s` as a JSON string, quoted and escaped.
+void AppendJsonString(std::string& out, std::string_view s) {
+  out += '"';
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned>(c));
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
 }
 
 bool Terminal(const std::string& state) {
@@ -548,23 +567,35 @@ Result<std::vector<Placement>> Daemon::PlacementsOf(const StoredJob& row) const 
 }
 
 std::string Daemon::PlacementJson(const JobRecord& rec) const {
+  // Written out directly, not through a JSON document: this runs on the engine's thread at
+  // every start. [{"node", "cpu", "memory", "kind" (when not 0), "cluster", "model" (with
+  // devices), "devices": [{"index", "milli"}]}]
   const CellState& cell = engine_->cell();
-  json tasks = json::array();
+  std::string out = "[";
+  out.reserve(128 * rec.placements.size() + 2);
+  auto to = std::back_inserter(out);
   for (const Placement& p : rec.placements) {
-    json t = {{"node", cell.node_name(p.node)}, {"cpu", p.cpu}, {"memory", p.memory}};
-    if (p.kind != 0) t["kind"] = p.kind;
-    const Node& node = spec_->node(cell.spec_node(p.node));
-    t["cluster"] = spec_->cluster(node.cluster).name;
-    json devices = json::array();
-    for (const DeviceUse& u : p.devices)
-      devices.push_back({{"index", u.index}, {"milli", u.milli}});
+    if (out.size() > 1) out += ',';
+    out += "{\"node\":";
+    AppendJsonString(out, cell.node_name(p.node));
+    fmt::format_to(to, ",\"cpu\":{},\"memory\":{}", p.cpu, p.memory);
+    if (p.kind != 0) fmt::format_to(to, ",\"kind\":{}", p.kind);
+    out += ",\"cluster\":";
+    AppendJsonString(out, spec_->cluster(spec_->node(cell.spec_node(p.node)).cluster).name);
     if (!p.devices.empty()) {
-      t["model"] = spec_->model(DeviceModelId(cell.devices(p.node)[p.devices[0].index].model)).name;
+      out += ",\"model\":";
+      AppendJsonString(
+          out, spec_->model(DeviceModelId(cell.devices(p.node)[p.devices[0].index].model)).name);
     }
-    t["devices"] = devices;
-    tasks.push_back(t);
+    out += ",\"devices\":[";
+    for (size_t i = 0; i < p.devices.size(); ++i) {
+      fmt::format_to(to, "{}{{\"index\":{},\"milli\":{}}}", i ? "," : "", p.devices[i].index,
+                     p.devices[i].milli);
+    }
+    out += "]}";
   }
-  return tasks.dump();
+  out += ']';
+  return out;
 }
 
 Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& body,

@@ -461,10 +461,14 @@ TEST(Serve, MetricsShowRequestsDecisionsQueuesAndAllocation) {
   ASSERT_EQ(admin.Post("/v1/jobs", big)->status, 201);
   EXPECT_EQ(admin.Post("/v1/jobs", "{")->status, 400);
   std::string text;
-  // Up to 30 s: a loaded CI machine runs other daemons beside this one.
+  // Up to 30 s: a loaded CI machine runs other daemons beside this one. A request is counted
+  // once its answer has left (the latency includes sending it): wait for the last one too.
   for (int i = 0; i < 300; ++i) {
     text = Http(d.url()).Get("/metrics")->body;
-    if (Sample(text, R"(tessera_decisions_total{kind="start"})") >= 3) break;
+    if (Sample(text, R"(tessera_decisions_total{kind="start"})") >= 3 &&
+        Sample(text,
+               R"(tessera_http_requests_total{route="/v1/jobs",method="POST",status="400"})") >= 1)
+      break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_EQ(
