@@ -30,6 +30,7 @@ bool CpuTimes(uint64_t* busy, uint64_t* total) {
   return true;
 }
 
+// Whether the host has `tool` on its PATH.
 bool Present(const char* tool) {
   std::string probe;
   return RunCommand(std::string("command -v ") + tool + " >/dev/null 2>&1", &probe);
@@ -37,6 +38,7 @@ bool Present(const char* tool) {
 
 }  // namespace
 
+// The devices as the host's tool lists them now (none when it fails or prints garbage).
 std::vector<GpuSample> HostSampler::Devices() const {
   std::string out;
   Result<std::vector<GpuSample>> devices = std::vector<GpuSample>{};
@@ -49,8 +51,6 @@ std::vector<GpuSample> HostSampler::Devices() const {
   }
   return devices.ok() ? *devices : std::vector<GpuSample>{};
 }
-
-namespace {}  // namespace
 
 bool RunCommand(const std::string& command, std::string* output) {
   output->clear();

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <optional>
+#include <utility>
 
 namespace tessera {
 namespace {
@@ -54,16 +55,13 @@ bool BusId(std::string_view s) {
 }
 
 // The "used / total" pairs of an npu-smi cell, however it spaces them ("3161 / 65536",
-// "59356/ 65536", "0    / 0"), as "used/total" words.
-std::vector<std::string> UsagePairs(const std::vector<std::string_view>& words) {
-  std::string joined;
-  for (std::string_view w : words) {
-    if (!joined.empty() && joined.back() != '/' && w.front() != '/') joined += ' ';
-    joined += w;
-  }
-  std::vector<std::string> pairs;
-  for (std::string_view w : Words(joined)) {
-    if (w.find('/') != std::string_view::npos) pairs.emplace_back(w);
+// "59356/ 65536", "0    / 0"): around each '/', the word before it and the word after.
+std::vector<std::pair<std::string_view, std::string_view>> UsagePairs(std::string_view cell) {
+  std::vector<std::string_view> parts = Split(cell, '/');
+  std::vector<std::pair<std::string_view, std::string_view>> pairs;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    std::vector<std::string_view> before = Words(parts[i]), after = Words(parts[i + 1]);
+    pairs.emplace_back(before.empty() ? "" : before.back(), after.empty() ? "" : after.front());
   }
   return pairs;
 }
@@ -124,15 +122,13 @@ Result<std::vector<GpuSample>> ParseNpuSmi(std::string_view text) {
       }
       g.utilization = static_cast<double>(*busy) / 100.0;
     }
-    usage.erase(usage.begin());
     // HBM where the table has it (the last pair), else the device memory.
-    for (const std::string& pair : UsagePairs(usage)) {
-      size_t slash = pair.find('/');
-      std::optional<int64_t> used = Integer(std::string_view(pair).substr(0, slash));
-      std::optional<int64_t> total = Integer(std::string_view(pair).substr(slash + 1));
+    for (const auto& [used_text, total_text] : UsagePairs(cells[2])) {
+      std::optional<int64_t> used = Integer(used_text);
+      std::optional<int64_t> total = Integer(total_text);
       if (!used || !total) {
         return InvalidArgument(where + "Memory-Usage(MB): expected \"USED / TOTAL\", got \"" +
-                               pair + "\"");
+                               std::string(used_text) + " / " + std::string(total_text) + "\"");
       }
       if (*total > 0 || g.memory_total == 0) {
         g.memory_used = *used;
