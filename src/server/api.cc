@@ -1,5 +1,10 @@
 #include "server/api.h"
 
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -149,6 +154,30 @@ Result<int64_t> IntParam(const httplib::Request& req, const char* name, int64_t 
   return out;
 }
 
+// The server's workers, each lowered to `nice` when it first runs a connection: the engine's
+// thread (nice 0) is the scheduler's critical path, so requests yield the cores to it.
+class NicedPool final : public httplib::TaskQueue {
+ public:
+  NicedPool(size_t threads, int nice) : pool_(threads), nice_(nice) {}
+  void enqueue(std::function<void()> fn) override {
+    pool_.enqueue([fn = std::move(fn), nice = nice_] {
+      static thread_local bool lowered = false;
+      if (!lowered) {
+        pthread_setname_np(pthread_self(), "api");
+        // Linux: a thread's priority is set by its id; failing leaves it as it was.
+        if (nice > 0) setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), nice);
+        lowered = true;
+      }
+      fn();
+    });
+  }
+  void shutdown() override { pool_.shutdown(); }
+
+ private:
+  httplib::ThreadPool pool_;
+  const int nice_;
+};
+
 }  // namespace
 
 class Api {
@@ -161,8 +190,10 @@ class Api {
     // delayed ACK, ~40 ms a request).
     s.set_tcp_nodelay(true);
     s.set_keep_alive_max_count(10000);
-    int threads = options_.threads;
-    s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+    int threads = options_.threads, nice = options_.worker_nice;
+    s.new_task_queue = [threads, nice] {
+      return new NicedPool(static_cast<size_t>(threads), nice);
+    };
     s.set_error_handler([](const httplib::Request&, httplib::Response& res) {
       if (!res.body.empty()) return;
       std::string message = res.status == 404   ? "no such route"

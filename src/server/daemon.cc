@@ -1,6 +1,7 @@
 #include "server/daemon.h"
 
 #include <fmt/format.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <chrono>
@@ -445,6 +446,7 @@ Status Daemon::Restore(StoreSnapshot& snap, std::vector<std::optional<Result<Job
 }
 
 void Daemon::Loop() {
+  pthread_setname_np(pthread_self(), "engine");  // as ps and top show it
   std::unique_lock<std::mutex> lock(mu_);
   TimeMs alive = 0;
   while (!stopping_) {

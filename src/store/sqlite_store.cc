@@ -1,5 +1,7 @@
 #include "store/sqlite_store.h"
 
+#include <pthread.h>
+
 #include <nlohmann/json.hpp>
 
 #include "store/schema.h"
@@ -142,6 +144,7 @@ void SqliteStore::Post(Write w) {
 }
 
 void SqliteStore::WriterLoop() {
+  pthread_setname_np(pthread_self(), "store-writer");  // as ps and top show it
   for (;;) {
     std::deque<Pending> batch;
     {

@@ -9,6 +9,8 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
@@ -509,6 +511,52 @@ TEST(Serve, MetricsShowRequestsDecisionsQueuesAndAllocation) {
   EXPECT_EQ(created, 4) << d.log();
   EXPECT_EQ(refused, 1) << d.log();
   EXPECT_GT(lines, 5);
+}
+
+// Each thread of process `pid` by name: the nice values of the threads of that name.
+std::map<std::string, std::vector<int>> NiceByThread(pid_t pid) {
+  std::map<std::string, std::vector<int>> out;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    std::ifstream comm(task.path() / "comm"), stat(task.path() / "stat");
+    std::string name, line;
+    std::getline(comm, name);
+    std::getline(stat, line);
+    // Fields after the command's closing parenthesis: state is field 3, nice field 19.
+    std::istringstream fields(line.substr(line.rfind(')') + 2));
+    std::vector<std::string> f{std::istream_iterator<std::string>(fields), {}};
+    if (f.size() > 16) out[name].push_back(std::stoi(f[16]));
+  }
+  return out;
+}
+
+TEST(Serve, TheEngineThreadComesBeforeTheApisWorkers) {
+  auto dir = FreshDir("threads");
+  DaemonProcess d(dir, kEnterprise);
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http admin(d.url(), d.admin_token());
+  ASSERT_EQ(admin.Post("/v1/jobs", JobBody("t", "consumer/ads/ctr"))->status, 201);
+  auto threads = NiceByThread(d.pid());
+  ASSERT_EQ(threads["engine"], std::vector<int>{0});
+  ASSERT_EQ(threads["store-writer"], std::vector<int>{0});
+  // The workers that answered (at least the submission's) run at nice 10.
+  ASSERT_FALSE(threads["api"].empty());
+  for (int nice : threads["api"])
+    EXPECT_EQ(nice, 10);
+  EXPECT_EQ(d.Stop(), 0);
+}
+
+TEST(Serve, TheBinaryAllocatesWithHugePagesAndABackgroundPurge) {
+  // jemalloc's options compiled into the binary (src/cli/allocator.cc), as its statistics
+  // at exit report them.
+  std::string out;
+  ASSERT_EQ(
+      testing::RunShell(
+          "MALLOC_CONF=stats_print:true " + std::string(TESSERA_BINARY) + " --version 2>&1", &out),
+      0);
+  EXPECT_NE(out.find("opt.thp: \"always\""), std::string::npos) << out;
+  EXPECT_NE(out.find("opt.metadata_thp: \"always\""), std::string::npos) << out;
+  EXPECT_NE(out.find("opt.background_thread: true"), std::string::npos) << out;
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ class DaemonProcess {
   // SIGTERM and wait; returns the exit status.
   int Stop();
   bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
   // Flags added to `tessera serve` from the next Start on (e.g. --tls-cert F --tls-key K).
   void set_extra_args(std::vector<std::string> args) { extra_ = std::move(args); }
   // The next Start listens on the port the last one got (clients such as agents keep it).
