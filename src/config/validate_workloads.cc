@@ -29,23 +29,29 @@ void CheckTaskFits(SpecBuilder& b, const TaskRequest& r, const std::string& path
   if (s.nodes.empty()) return;  // no fleet in these files: nothing to check against
   const DeviceRequest& d = r.devices;
   int32_t need = d.count;
-  Milli max_cpu = 0;
-  MiB max_mem = 0;
-  int64_t max_dev = 0;
-  int64_t any_dev = 0;
-  bool fits = false;
-  for (const Node& n : s.nodes) {
+  auto accepted = [&](const Node& n) {
     int64_t ok = 0;
     for (const Device& dev : n.devices) {
       if (dev.model.valid() && d.Accepts(dev.model, s.model(dev.model))) ++ok;
     }
+    return ok;
+  };
+  // Every submission is checked here: find a node that fits first, and only when none does
+  // gather what the error names.
+  for (const Node& n : s.nodes) {
+    if (n.cpu >= r.cpu && n.memory >= r.memory && (need == 0 || accepted(n) >= need)) return;
+  }
+  Milli max_cpu = 0;
+  MiB max_mem = 0;
+  int64_t max_dev = 0;
+  int64_t any_dev = 0;
+  for (const Node& n : s.nodes) {
+    int64_t ok = accepted(n);
     max_cpu = std::max(max_cpu, n.cpu);
     max_mem = std::max(max_mem, n.memory);
     max_dev = std::max(max_dev, ok);
     any_dev += ok;
-    if (n.cpu >= r.cpu && n.memory >= r.memory && ok >= need) fits = true;
   }
-  if (fits) return;
   if (need > 0 && any_dev == 0) {
     std::string what = ModelList(s, d);
     if (d.min_memory > 0) what += " with at least " + FormatMemory(d.min_memory);
@@ -126,6 +132,7 @@ void CheckGangTopology(SpecBuilder& b, const Job& job, const std::string& path) 
   for (size_t ci = 0; ci < s.clusters.size(); ++ci) {
     LevelCapacity cap = ClusterCapacity(s, ClusterId(static_cast<uint32_t>(ci)), ok);
     best = std::max(best, cap[static_cast<size_t>(req)]);
+    if (best >= total) return;  // one domain that holds the gang is enough
   }
   if (total > best) {
     b.ErrorAt(path + ".gang.require",

@@ -53,17 +53,25 @@ YamlMap::YamlMap(SpecBuilder& b, const std::string& file, const YAML::Node& node
   ok_ = true;
   // Duplicate keys: yaml-cpp keeps both silently; a config with two values for one field is
   // ambiguous, so it is an error.
-  std::set<std::string, std::less<>> seen;
+  entries_.reserve(node_.size());
   for (auto it = node_.begin(); it != node_.end(); ++it) {
     if (!it->first.IsScalar()) {
       b_.ErrorAt(path_, PosOf(file_, it->first), "keys must be plain names");
       continue;
     }
     const std::string& key = it->first.Scalar();
-    if (!seen.insert(key).second) {
+    if (Find(key) != nullptr) {
       b_.ErrorAt(path_.Field(key), PosOf(file_, it->first), "duplicate key \"" + key + "\"");
     }
+    entries_.push_back({key, it->first, it->second});
   }
+}
+
+const YamlMap::Entry* YamlMap::Find(std::string_view key) const {
+  for (const Entry& e : entries_) {
+    if (e.key == key) return &e;  // the first, as yaml-cpp's lookup
+  }
+  return nullptr;
 }
 
 YamlMap::~YamlMap() {
@@ -71,29 +79,23 @@ YamlMap::~YamlMap() {
 }
 
 bool YamlMap::Has(std::string_view key) const {
-  if (!ok_) return false;
-  for (auto it = node_.begin(); it != node_.end(); ++it) {
-    if (it->first.IsScalar() && it->first.Scalar() == key) return true;
-  }
-  return false;
+  return Find(key) != nullptr;
 }
 
 std::optional<YAML::Node> YamlMap::Node(std::string_view key, Need need) {
   known_.emplace(key);
-  if (!ok_) return std::nullopt;
-  for (auto it = node_.begin(); it != node_.end(); ++it) {
-    if (it->first.IsScalar() && it->first.Scalar() == key) {
-      FieldPath p = path_.Field(key);
-      b_.Record(p, PosOf(file_, it->second.Mark().is_null() ? it->first : it->second));
-      if (it->second.IsNull() && need == Need::kRequired) {
-        b_.ErrorAt(p, PosOf(file_, it->first),
-                   "required field \"" + std::string(key) + "\" has no value");
-        return std::nullopt;
-      }
-      if (it->second.IsNull()) return std::nullopt;
-      return it->second;
+  if (const Entry* e = Find(key)) {
+    FieldPath p = path_.Field(key);
+    b_.Record(p, PosOf(file_, e->value.Mark().is_null() ? e->key_node : e->value));
+    if (e->value.IsNull() && need == Need::kRequired) {
+      b_.ErrorAt(p, PosOf(file_, e->key_node),
+                 "required field \"" + std::string(key) + "\" has no value");
+      return std::nullopt;
     }
+    if (e->value.IsNull()) return std::nullopt;
+    return e->value;
   }
+  if (!ok_) return std::nullopt;
   if (need == Need::kRequired) {
     b_.ErrorAt(path_.Field(key), pos(),
                "missing required field \"" + std::string(key) + "\" in " + what_);
@@ -111,12 +113,8 @@ std::optional<std::string> YamlMap::Scalar(std::string_view key, Need need,
 void YamlMap::ErrorAt(std::string_view key, std::string message) {
   FieldPath p = path_.Field(key);
   SourcePos where = pos();
-  if (ok_) {
-    for (auto it = node_.begin(); it != node_.end(); ++it) {
-      if (it->first.IsScalar() && it->first.Scalar() == key) {
-        where = PosOf(file_, it->second.IsNull() ? it->first : it->second);
-      }
-    }
+  for (const Entry& e : entries_) {
+    if (e.key == key) where = PosOf(file_, e.value.IsNull() ? e.key_node : e.value);  // the last
   }
   b_.ErrorAt(p, where, std::move(message));
 }
@@ -304,12 +302,11 @@ void YamlMap::Finish() {
   finished_ = true;
   if (!ok_) return;
   std::vector<std::string_view> candidates(known_.begin(), known_.end());
-  for (auto it = node_.begin(); it != node_.end(); ++it) {
-    if (!it->first.IsScalar()) continue;
-    const std::string& key = it->first.Scalar();
+  for (const Entry& e : entries_) {
+    const std::string& key = e.key;
     if (known_.count(key)) continue;
     std::string hint = ClosestMatch(key, candidates);
-    b_.ErrorAt(path_.Field(key), PosOf(file_, it->first),
+    b_.ErrorAt(path_.Field(key), PosOf(file_, e.key_node),
                "unknown field \"" + key + "\" in " + what_ +
                    (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") +
                    "; expected one of " + JoinNames(candidates));

@@ -83,9 +83,18 @@ class YamlMap {
  private:
   std::optional<std::string> Scalar(std::string_view key, Need need, std::string_view expected);
 
+  // The mapping's entries with plain keys, read once: yaml-cpp's own lookup walks the mapping
+  // and copies its nodes at every call.
+  struct Entry {
+    std::string key;
+    YAML::Node key_node, value;
+  };
+  const Entry* Find(std::string_view key) const;
+
   SpecBuilder& b_;
   std::string file_;
   YAML::Node node_;
+  std::vector<Entry> entries_;
   FieldPath path_;
   std::string what_;
   bool ok_ = false;
