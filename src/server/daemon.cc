@@ -118,8 +118,46 @@ bool Terminal(const std::string& state) {
   return state == "succeeded" || state == "failed" || state == "cancelled";
 }
 
-// Reads the resolved form of each job that has not ended while the store reads the rest: the
-// rows are independent and the reader immutable, so every core but the store's parses.
+}  // namespace
+
+// Its node by name: the configuration may have changed since.
+struct StoredTask {
+  std::string node;
+  Placement placement;  // node not set
+};
+
+struct RestoredJob {
+  Result<Job> job;
+  std::optional<Result<std::vector<StoredTask>>> run;
+};
+
+namespace {
+
+// A run's placement as PlacementJson wrote it.
+Result<std::vector<StoredTask>> ParsePlacement(const std::string& text) {
+  auto tasks = json::parse(text, nullptr, false);
+  if (!tasks.is_array()) return InvalidArgument("no stored placement");
+  std::vector<StoredTask> out;
+  try {
+    for (const json& t : tasks) {
+      StoredTask& task = out.emplace_back();
+      task.node = t.at("node").get<std::string>();
+      Placement& p = task.placement;
+      p.cpu = t.at("cpu").get<Milli>();
+      p.memory = t.at("memory").get<MiB>();
+      p.kind = t.value("kind", 0u);
+      for (const json& d : t.at("devices"))
+        p.devices.push_back({d.at("index").get<uint16_t>(), d.at("milli").get<Milli>()});
+    }
+  } catch (const json::exception& e) {
+    return InvalidArgument(std::string("unreadable stored placement: ") + e.what());
+  }
+  return out;
+}
+
+// Reads the resolved form of each job that has not ended (and the placement of its run, if it
+// had one) while the store reads the rest: the rows are independent and the reader immutable,
+// so every core but the store's parses.
 class ResolvedJobs {
  public:
   explicit ResolvedJobs(const Spec& spec) : reader_(spec) {
@@ -135,13 +173,15 @@ class ResolvedJobs {
   // Row `index` (its resolved form is taken).
   void Add(size_t index, StoredJob& row) {
     if (Terminal(row.state)) return;
+    Todo todo{index, std::move(row.resolved), std::nullopt};
+    if (row.state == "running" || row.state == "placed") todo.placement = row.placement;
     std::lock_guard<std::mutex> lock(mu_);
-    todo_.emplace_back(index, std::move(row.resolved));
+    todo_.push_back(std::move(todo));
     if (todo_.size() == 1) cv_.notify_one();
   }
-  // Waits for every row added: by index, the job read (or why not); nullopt for rows that
+  // Waits for every row added: by index, what was read (or why not); nullopt for rows that
   // ended (or were never added).
-  std::vector<std::optional<Result<Job>>> Finish(size_t rows) {
+  std::vector<std::optional<RestoredJob>> Finish(size_t rows) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       done_ = true;
@@ -150,7 +190,7 @@ class ResolvedJobs {
     for (std::thread& t : pool_)
       t.join();
     pool_.clear();
-    std::vector<std::optional<Result<Job>>> out(rows);
+    std::vector<std::optional<RestoredJob>> out(rows);
     for (auto& [index, job] : read_) {
       if (index < rows) out[index] = std::move(job);
     }
@@ -159,9 +199,15 @@ class ResolvedJobs {
   }
 
  private:
+  struct Todo {
+    size_t index;
+    std::string resolved;
+    std::optional<std::string> placement;  // of a run
+  };
+
   void Work() {
-    std::vector<std::pair<size_t, std::string>> batch;
-    std::vector<std::pair<size_t, Result<Job>>> mine;
+    std::vector<Todo> batch;
+    std::vector<std::pair<size_t, RestoredJob>> mine;
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(mu_);
@@ -174,8 +220,11 @@ class ResolvedJobs {
                      std::make_move_iterator(todo_.end()));
         todo_.resize(todo_.size() - take);
       }
-      for (auto& [index, text] : batch)
-        mine.emplace_back(index, reader_.Read(text));
+      for (Todo& t : batch) {
+        RestoredJob read{reader_.Read(t.resolved), std::nullopt};
+        if (t.placement) read.run = ParsePlacement(*t.placement);
+        mine.emplace_back(t.index, std::move(read));
+      }
     }
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& r : mine)
@@ -185,8 +234,8 @@ class ResolvedJobs {
   const ResolvedJobReader reader_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<std::pair<size_t, std::string>> todo_;
-  std::vector<std::pair<size_t, Result<Job>>> read_;
+  std::vector<Todo> todo_;
+  std::vector<std::pair<size_t, RestoredJob>> read_;
   bool done_ = false;
   std::vector<std::thread> pool_;
 };
@@ -268,7 +317,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteS
                                               const Clock& clock, DaemonOptions options,
                                               std::string* new_admin_token) {
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<std::optional<Result<Job>>> read;
+  std::vector<std::optional<RestoredJob>> read;
   Result<StoreSnapshot> snap = StoreSnapshot{};
   {
     ResolvedJobs resolved(spec);
@@ -362,19 +411,20 @@ Daemon::~Daemon() {
   store_->Flush().wait();
 }
 
-Status Daemon::Restore(StoreSnapshot& snap, std::vector<std::optional<Result<Job>>>& read) {
+Status Daemon::Restore(StoreSnapshot& snap, std::vector<std::optional<RestoredJob>>& read) {
   const TimeMs now = clock_.Now();
   std::vector<JobId> orphans;
   restoring_ = true;
   jobs_.reserve(snap.jobs.size());
-  by_name_.reserve(snap.jobs.size());
-  by_idempotency_.reserve(snap.jobs.size());
   engine_id_.reserve(snap.jobs.size());
   restart_base_.reserve(snap.jobs.size());
   placed_generation_.reserve(snap.jobs.size());
   engine_->Reserve(static_cast<size_t>(
       std::count_if(read.begin(), read.end(), [](const auto& r) { return r.has_value(); })));
   by_engine_.reserve(engine_->job_count() + snap.jobs.size());
+  // The rows first (by id, with `read` in the same order): then their name and key indexes are
+  // built on another core while this one rebuilds the engine (which writes none of the fields
+  // the indexes read).
   for (size_t i = 0; i < snap.jobs.size(); ++i) {
     StoredJob& stored = snap.jobs[i];
     // A gap is a submission whose insert failed (never acknowledged): a hidden placeholder.
@@ -387,19 +437,28 @@ Status Daemon::Restore(StoreSnapshot& snap, std::vector<std::optional<Result<Job
       restart_base_.push_back(0);
       placed_generation_.push_back(kNoPlacement);
     }
-    by_name_[stored.name].push_back(stored.id);
-    if (!stored.idempotency_key.empty())
-      by_idempotency_[IdempotencyKey(stored.principal, stored.idempotency_key)] = stored.id;
     restart_base_.push_back(stored.restarts);
     placed_generation_.push_back(kNoPlacement);
     engine_id_.emplace_back();
     jobs_.push_back(std::move(stored));
-    StoredJob& row = jobs_.back();
-    row.resolved = std::string();  // needed once: not kept in memory
-    if (Terminal(row.state)) continue;
+    jobs_.back().resolved = std::string();  // needed once: not kept in memory
+  }
+  std::thread indexes([this] {
+    by_name_.reserve(jobs_.size());
+    by_idempotency_.reserve(jobs_.size());
+    for (const StoredJob& row : jobs_) {
+      if (row.name.empty()) continue;  // a gap (the engine's pass writes its state fields)
+      by_name_[row.name].push_back(row.id);
+      if (!row.idempotency_key.empty())
+        by_idempotency_[IdempotencyKey(row.principal, row.idempotency_key)] = row.id;
+    }
+  });
+  for (size_t i = 0; i < snap.jobs.size(); ++i) {
+    if (!read[i]) continue;  // ended
+    StoredJob& row = jobs_[static_cast<size_t>(snap.jobs[i].id - 1)];
     // The resolved form reads back without YAML; a row without one (or one the configuration
     // no longer admits) goes through the submission's own checks again, which say why.
-    Result<Job> job = std::move(*read[i]);
+    Result<Job> job = std::move(read[i]->job);
     std::string why;
     if (!job.ok()) {
       JobLoad parsed = LoadJobText(*spec_, {"job " + std::to_string(row.id), row.body});
@@ -418,13 +477,14 @@ Status Daemon::Restore(StoreSnapshot& snap, std::vector<std::optional<Result<Job
       store_->UpdateJob(JobUpdate::Of(row));
       continue;
     }
-    bool was_running = row.state == "running" || row.state == "placed";
     JobId id = Enqueue(row.id, std::move(*job));
     Rejoin(id, orphans);
-    if (was_running) {
+    if (read[i]->run) {
       // The run goes on where it was: the same nodes and devices, its progress until the
       // previous process was last seen kept (the emulated backend resumes the rest).
-      auto placements = PlacementsOf(row);
+      Result<std::vector<StoredTask>>& run = *read[i]->run;
+      Result<std::vector<Placement>> placements =
+          run.ok() ? PlacementsOf(std::move(*run)) : Result<std::vector<Placement>>(run.status());
       Status adopted = placements.ok() ? Status::Ok() : placements.status();
       if (adopted.ok()) {
         TimeMs started = row.run_start.value_or(snap.last_seen);
@@ -433,12 +493,13 @@ Status Daemon::Restore(StoreSnapshot& snap, std::vector<std::optional<Result<Job
             engine_->Adopt(id, std::move(*placements), row.first_start.value_or(started), kept);
       }
       if (!adopted.ok()) {
-        ++restart_base_.back();
+        ++restart_base_[row.id - 1];
         json note = {{"note", "the run could not be resumed where it was: " + adopted.message()}};
         store_->AppendDecision({0, now, "requeue", row.id, "daemon-restart", note.dump()});
       }
     }
   }
+  indexes.join();
   restoring_ = false;
   for (JobId id : orphans)
     engine_->Cancel(id, now);  // replicas of a service that is gone
@@ -545,25 +606,14 @@ void Daemon::OnDecision(const Decision& d) {
       std::move(nodes), d.where);
 }
 
-Result<std::vector<Placement>> Daemon::PlacementsOf(const StoredJob& row) const {
-  auto tasks = json::parse(row.placement, nullptr, false);
-  if (!tasks.is_array()) return InvalidArgument("no stored placement");
+Result<std::vector<Placement>> Daemon::PlacementsOf(std::vector<StoredTask> tasks) const {
   std::vector<Placement> out;
-  try {
-    for (const json& t : tasks) {
-      Placement& p = out.emplace_back();
-      auto node = core_->node_index.find(t.at("node").get<std::string>());
-      if (node == core_->node_index.end())
-        return NotFound("node " + t.at("node").dump() + " is gone");
-      p.node = node->second;
-      p.cpu = t.at("cpu").get<Milli>();
-      p.memory = t.at("memory").get<MiB>();
-      p.kind = t.value("kind", 0u);
-      for (const json& d : t.at("devices"))
-        p.devices.push_back({d.at("index").get<uint16_t>(), d.at("milli").get<Milli>()});
-    }
-  } catch (const json::exception& e) {
-    return InvalidArgument(std::string("unreadable stored placement: ") + e.what());
+  out.reserve(tasks.size());
+  for (StoredTask& t : tasks) {
+    auto node = core_->node_index.find(t.node);
+    if (node == core_->node_index.end()) return NotFound("node \"" + t.node + "\" is gone");
+    Placement& p = out.emplace_back(std::move(t.placement));
+    p.node = node->second;
   }
   return out;
 }

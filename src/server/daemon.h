@@ -80,6 +80,12 @@ struct SubmitOutcome {
   bool replayed = false;  // an earlier submission with the same Idempotency-Key
 };
 
+// A stored row that had not ended, read on start beside the store (daemon.cc): its job, and
+// the tasks of the run it had.
+struct RestoredJob;
+// One task of a stored run's placement, its node by name.
+struct StoredTask;
+
 class Daemon {
  public:
   // Rebuilds the state from `store` and starts the engine's thread. When the store has no
@@ -212,8 +218,8 @@ class Daemon {
     std::unique_ptr<Scorer> scorer;
     std::unique_ptr<OrderingPolicy> ordering;
     std::unique_ptr<Engine> engine;
-    std::map<std::string, uint32_t> node_index;  // node name -> cell index
-    std::unique_ptr<ServiceDriver> services;     // the services' replicas on this engine
+    std::unordered_map<std::string, uint32_t> node_index;  // node name -> cell index
+    std::unique_ptr<ServiceDriver> services;               // the services' replicas on this engine
   };
 
   Daemon(Spec spec, std::unique_ptr<SqliteStore> store, const Clock& clock, DaemonOptions options);
@@ -237,9 +243,9 @@ class Daemon {
   // Under mu_.
   nlohmann::ordered_json ServiceJson(const ServiceEntry& e) const;
   ReplicaHost& replica_host();
-  // Takes the snapshot's job rows (moved into the view); `read` holds, by row, the job each
-  // row that had not ended resolves to.
-  Status Restore(StoreSnapshot& snap, std::vector<std::optional<Result<Job>>>& read);
+  // Takes the snapshot's job rows (moved into the view); `read` holds, by row, what the
+  // workers read of the rows that had not ended (nullopt for the others).
+  Status Restore(StoreSnapshot& snap, std::vector<std::optional<RestoredJob>>& read);
   void Loop();
   // Under mu_: handles what is due and schedules, timing the cycle.
   void RunEngine();
@@ -253,8 +259,8 @@ class Daemon {
   void OnJob(const JobRecord& rec);
   void OnDecision(const Decision& d);
   std::string PlacementJson(const JobRecord& rec) const;
-  // The placements a row's stored run had, by this cell's node indices.
-  Result<std::vector<Placement>> PlacementsOf(const StoredJob& row) const;
+  // A stored run's placements (read by ParsePlacement) on this cell's node indices.
+  Result<std::vector<Placement>> PlacementsOf(std::vector<StoredTask> tasks) const;
   // Under mu_: a run of job `id` starts (decision `d`): its cost rows open; they close when
   // the run ends.
   void OpenCosts(const Decision& d, int64_t id);

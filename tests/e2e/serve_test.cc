@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "store/sqlite.h"
 #include "testutil/daemon_process.h"
 #include "testutil/run_tessera.h"
 #include "testutil/serve_client.h"
@@ -106,6 +107,53 @@ TEST(Serve, TheExampleJobsRunAreExplainedAndSurviveAKill9) {
   ASSERT_EQ(e["decisions"].size(), 2u) << out;
   EXPECT_EQ(e["decisions"][1]["kind"], "start") << out;
   EXPECT_EQ(e["decisions"][1]["reason"], "adopted") << out;
+  EXPECT_EQ(d.Stop(), 0) << d.log();
+}
+
+TEST(Serve, ARunThatCannotBeResumedWhereItWasIsRequeuedOnRestart) {
+  auto dir = FreshDir("resume");
+  DaemonProcess d(dir, kEnterprise);
+  ASSERT_TRUE(d.Start()) << d.log();
+  std::string out;
+  ASSERT_EQ(RunTessera("submit -f " + kEnterprise + "/jobs.yaml", &out, true, d.CliEnv()), 0)
+      << out;
+  Http admin(d.url(), d.admin_token());
+  for (int i = 0; i < 50 && Body(admin.Get("/v1/jobs/3"))["state"] != "running"; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(Body(admin.Get("/v1/jobs/3"))["state"], "running");
+  d.Kill9();
+  {
+    // What the store says of two runs no longer holds: job 1's node left the fleet, job 2's
+    // placement cannot be read.
+    auto db = Sqlite::Open(d.store().string());
+    ASSERT_TRUE(db.ok()) << db.status().message();
+    ASSERT_TRUE((*db)
+                    ->Exec("UPDATE jobs SET placement = '[{\"node\":\"gone-0001\",\"cpu\":1000,"
+                           "\"memory\":1024,\"devices\":[]}]' WHERE id = 1")
+                    .ok());
+    ASSERT_TRUE((*db)->Exec("UPDATE jobs SET placement = '[{\"node\":' WHERE id = 2").ok());
+  }
+  d.KeepPort();  // the client keeps its address
+  ASSERT_TRUE(d.Start()) << d.log();
+  for (const auto& [id, note] : std::vector<std::pair<std::string, std::string>>{
+           {"1", "the run could not be resumed where it was: node \"gone-0001\" is gone"},
+           {"2", "the run could not be resumed where it was: no stored placement"}}) {
+    json job = Body(admin.Get("/v1/jobs/" + id));
+    EXPECT_EQ(job["restarts"], 1) << job;
+    json e = Body(admin.Get("/v1/jobs/" + id + "/explain"));
+    bool requeued = false;
+    for (const json& line : e["decisions"]) {
+      if (line["kind"] == "requeue" && line["reason"] == "daemon-restart") {
+        requeued = true;
+        EXPECT_EQ(line["detail"]["note"], note) << e;
+      }
+    }
+    EXPECT_TRUE(requeued) << e;
+  }
+  // The others go on where they were.
+  json third = Body(admin.Get("/v1/jobs/3"));
+  EXPECT_EQ(third["state"], "running") << third;
+  EXPECT_EQ(third["restarts"], 0) << third;
   EXPECT_EQ(d.Stop(), 0) << d.log();
 }
 
