@@ -553,7 +553,9 @@ void Daemon::OnJob(const JobRecord& rec) {
   row.state = std::string(JobStateName(rec.state));
   bool waiting = rec.state == JobState::kPending || rec.state == JobState::kAdmitted;
   row.reason = waiting ? std::string(PendingReasonCode(rec.reason)) : "";
-  row.detail = waiting ? rec.detail : rec.where;
+  // A run adopted on restart keeps the stored reason it runs where it does.
+  const bool adopted = restoring_ && rec.running() && !row.placement.empty();
+  if (!adopted) row.detail = waiting ? rec.detail : rec.where;
   if (rec.state == JobState::kFailed) {
     if (auto f = fail_detail_.find(row.id); f != fail_detail_.end()) {
       row.detail = f->second;  // what the agents said

@@ -83,6 +83,9 @@ TEST(Serve, TheExampleJobsRunAreExplainedAndSurviveAKill9) {
   ASSERT_EQ(RunTessera("explain job vision-backbone", &out, true, d.CliEnv()), 0) << out;
   EXPECT_NE(out.find("Why here: "), std::string::npos) << out;
   EXPECT_NE(out.find("passed over"), std::string::npos) << out;
+  ASSERT_EQ(RunTessera("explain job vision-backbone -o json", &out, false, d.CliEnv()), 0) << out;
+  const json why_here = json::parse(out, nullptr, false)["why_here"];
+  ASSERT_TRUE(why_here.is_string() && !why_here.get<std::string>().empty()) << out;
   ASSERT_EQ(RunTessera("describe job llm-pretrain-70b", &out, true, d.CliEnv()), 0) << out;
   EXPECT_NE(out.find("north-h800-gpu-0063"), std::string::npos) << out;
 
@@ -102,6 +105,9 @@ TEST(Serve, TheExampleJobsRunAreExplainedAndSurviveAKill9) {
     EXPECT_EQ(after["items"][i]["restarts"], 0) << out;
     EXPECT_EQ(after["items"][i]["first_start_ms"], jobs["items"][i]["first_start_ms"]) << out;
   }
+  // Why each runs where it does outlives the process that decided it.
+  ASSERT_EQ(RunTessera("explain job vision-backbone -o json", &out, false, d.CliEnv()), 0) << out;
+  EXPECT_EQ(json::parse(out, nullptr, false)["why_here"], why_here) << out;
   ASSERT_EQ(RunTessera("explain job 1 -o json", &out, false, d.CliEnv()), 0) << out;
   json e = json::parse(out, nullptr, false);
   ASSERT_EQ(e["decisions"].size(), 2u) << out;
