@@ -2,8 +2,9 @@
 // batch jobs over keep-alive HTTP for S seconds, each waiting for its answer (a submission is
 // answered once durable); prints submissions per second and latency percentiles as JSON.
 //
-//   serve_load URL TOKEN [--connections 32] [--seconds 10] [--tenant consumer/ads/ctr]
-//              [--runtime 1s] [--prefix load]
+//   serve_load URL TOKEN [--connections 32] [--seconds 10] [--jobs N]
+//              [--tenant consumer/ads/ctr] [--runtime 1s] [--prefix load]
+// With --jobs, it stops after N submissions (or at the time limit, whichever comes first).
 #include <httplib.h>
 
 #include <algorithm>
@@ -23,6 +24,7 @@ struct Args {
   std::string url, token, tenant = "consumer/ads/ctr", runtime = "1s", prefix = "load";
   int connections = 32;
   double seconds = 10;
+  int64_t jobs = 0;  // stop after this many submissions (0 = only the time limit)
 };
 
 double Percentile(std::vector<double>& v, double p) {
@@ -38,7 +40,7 @@ int main(int argc, char** argv) {
   Args a;
   if (argc < 3) {
     std::fprintf(stderr,
-                 "usage: serve_load URL TOKEN [--connections N] [--seconds S] "
+                 "usage: serve_load URL TOKEN [--connections N] [--seconds S] [--jobs N] "
                  "[--tenant T] [--runtime D] [--prefix P]\n");
     return 2;
   }
@@ -50,6 +52,8 @@ int main(int argc, char** argv) {
       a.connections = std::stoi(v);
     else if (k == "--seconds")
       a.seconds = std::stod(v);
+    else if (k == "--jobs")
+      a.jobs = std::stoll(v);
     else if (k == "--tenant")
       a.tenant = v;
     else if (k == "--runtime")
@@ -66,6 +70,7 @@ int main(int argc, char** argv) {
   std::mutex mu;
   std::vector<double> latencies_ms;
   std::atomic<int64_t> errors{0};
+  std::atomic<int64_t> claimed{0};  // submissions begun, against --jobs
   std::vector<std::thread> threads;
   auto t0 = Clock::now();
   for (int c = 0; c < a.connections; ++c) {
@@ -76,7 +81,7 @@ int main(int argc, char** argv) {
       client.set_read_timeout(60);
       httplib::Headers headers = {{"Authorization", "Bearer " + a.token}};
       std::vector<double> mine;
-      for (int i = 0; Clock::now() < deadline; ++i) {
+      for (int i = 0; Clock::now() < deadline && (a.jobs == 0 || claimed++ < a.jobs); ++i) {
         std::string name = a.prefix + "-" + std::to_string(c) + "-" + std::to_string(i);
         nlohmann::json job = {
             {"name", name},
