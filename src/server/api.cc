@@ -161,12 +161,12 @@ class NicedPool final : public httplib::TaskQueue {
   NicedPool(size_t threads, int nice) : pool_(threads), nice_(nice) {}
   void enqueue(std::function<void()> fn) override {
     pool_.enqueue([fn = std::move(fn), nice = nice_] {
-      static thread_local bool lowered = false;
-      if (!lowered) {
+      static thread_local bool set_up = false;  // named and lowered, once per worker
+      if (!set_up) {
         pthread_setname_np(pthread_self(), "api");
         // Linux: a thread's priority is set by its id; failing leaves it as it was.
         if (nice > 0) setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), nice);
-        lowered = true;
+        set_up = true;
       }
       fn();
     });

@@ -447,7 +447,8 @@ Status Daemon::Restore(StoreSnapshot& snap, std::vector<std::optional<RestoredJo
     by_name_.reserve(jobs_.size());
     by_idempotency_.reserve(jobs_.size());
     for (const StoredJob& row : jobs_) {
-      if (row.name.empty()) continue;  // a gap (the engine's pass writes its state fields)
+      // Reads name, id, principal and key only: the engine's pass writes none of them.
+      if (row.name.empty()) continue;  // a gap
       by_name_[row.name].push_back(row.id);
       if (!row.idempotency_key.empty())
         by_idempotency_[IdempotencyKey(row.principal, row.idempotency_key)] = row.id;
