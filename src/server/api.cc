@@ -513,6 +513,10 @@ class Api {
       q.limit = static_cast<int>(std::clamp<int64_t>(*limit, 1, 1000));
       q.since = *since;
       q.principal = req.get_param_value("principal");
+      // Audit records are committed as the writer gets to them; read after everything queued.
+      if (Status flushed = d_.store().Flush().get(); !flushed.ok()) {
+        return SendStatus(res, flushed);
+      }
       auto rows = d_.store().QueryAudit(q);
       if (!rows.ok()) return SendStatus(res, rows.status());
       json items = json::array();

@@ -36,7 +36,8 @@ Status Configure(Sqlite& db) {
 
 }  // namespace
 
-Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
+                                                       StoreOptions options) {
   auto writer = Sqlite::Open(path);
   if (!writer.ok()) return writer.status();
   if (Status s = Configure(**writer); !s.ok()) return s;
@@ -96,12 +97,13 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
     *d.into = std::move(*s);
   }
   return std::unique_ptr<SqliteStore>(
-      new SqliteStore(std::move(*writer), std::move(*reader), std::move(st)));
+      new SqliteStore(std::move(*writer), std::move(*reader), std::move(st), options));
 }
 
 SqliteStore::SqliteStore(std::unique_ptr<Sqlite> writer, std::unique_ptr<Sqlite> reader,
-                         std::unique_ptr<Statements> statements)
-    : writer_db_(std::move(writer)),
+                         std::unique_ptr<Statements> statements, StoreOptions options)
+    : options_(options),
+      writer_db_(std::move(writer)),
       reader_db_(std::move(reader)),
       statements_(std::move(statements)),
       writer_([this] { WriterLoop(); }) {}
@@ -116,10 +118,12 @@ SqliteStore::~SqliteStore() {
 }
 
 bool SqliteStore::Push(Pending p) {
+  const bool waited_for = p.done.has_value();
+  waiting_ += waited_for ? 1 : 0;
   queue_.push_back(std::move(p));
   // A writer that saw a non-empty queue has been woken already, or is writing and takes the
-  // queue when done.
-  return queue_.size() == 1;
+  // queue when done; one that lingers over writes nobody waits for is woken by one that is.
+  return queue_.size() == 1 || (waited_for && lingering_);
 }
 
 std::shared_future<Status> SqliteStore::Enqueue(Write w) {
@@ -151,7 +155,14 @@ void SqliteStore::WriterLoop() {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, everything written
+      if (waiting_ == 0) {
+        // Nobody waits for these: give them company for a while (fewer syncs).
+        lingering_ = true;
+        cv_.wait_for(lock, options_.background_delay, [&] { return stopping_ || waiting_ > 0; });
+        lingering_ = false;
+      }
       batch.swap(queue_);
+      waiting_ = 0;
     }
     Status status = writer_db_->Exec("BEGIN IMMEDIATE");
     for (Pending& p : batch) {

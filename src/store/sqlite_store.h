@@ -2,7 +2,9 @@
 //
 // Writes are queued and committed by one writer thread in batches, one transaction and one
 // sync per batch (group commit): a submission waits for the future of its insert, so it is
-// acknowledged only once durable, while many concurrent submissions share a sync. Reads that
+// acknowledged only once durable, while many concurrent submissions share a sync. Writes that
+// nobody waits for (the engine's updates, decisions, cost rows) wait a little for company
+// (StoreOptions), so that a sync carries more of them. Reads that
 // the daemon does not keep in memory (audit, decision log) use a connection of their own; WAL
 // lets them run beside the writer.
 //
@@ -10,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -38,10 +41,17 @@ struct DecisionQuery {
   int limit = 100;
 };
 
+struct StoreOptions {
+  // Writes nobody waits for (the engine's updates, decisions, cost rows) wait up to this long
+  // for company before they are committed; a write with a future (a submission) ends the wait.
+  std::chrono::milliseconds background_delay{10};
+};
+
 class SqliteStore {
  public:
   // Opens or creates the file and brings its schema up to date.
-  static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path);
+  static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path,
+                                                   StoreOptions options = {});
   ~SqliteStore();
   SqliteStore(const SqliteStore&) = delete;
   SqliteStore& operator=(const SqliteStore&) = delete;
@@ -97,7 +107,7 @@ class SqliteStore {
   };
 
   SqliteStore(std::unique_ptr<Sqlite> writer, std::unique_ptr<Sqlite> reader,
-              std::unique_ptr<Statements> statements);
+              std::unique_ptr<Statements> statements, StoreOptions options);
   std::shared_future<Status> Enqueue(Write w);
   // Enqueue without a future: the writes the engine's thread makes (no promise to allocate).
   void Post(Write w);
@@ -105,6 +115,7 @@ class SqliteStore {
   bool Push(Pending p);
   void WriterLoop();
 
+  const StoreOptions options_;
   std::unique_ptr<Sqlite> writer_db_;
   std::unique_ptr<Sqlite> reader_db_;
   std::unique_ptr<Statements> statements_;
@@ -113,6 +124,8 @@ class SqliteStore {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Pending> queue_;
+  size_t waiting_ = 0;      // writes in queue_ with a future
+  bool lingering_ = false;  // the writer waits for company for a queue without futures
   bool stopping_ = false;
   std::atomic<uint64_t> committed_writes_{0};
   std::atomic<uint64_t> batches_{0};

@@ -178,6 +178,53 @@ TEST(SqliteStore, ConcurrentInsertsShareCommits) {
   EXPECT_LT((*store)->batches(), 500u);
 }
 
+StoredJob JobNamed(int64_t id, const std::string& name) {
+  StoredJob j;
+  j.id = id;
+  j.name = name;
+  j.tenant = "t";
+  j.body = "{}";
+  j.principal = "p";
+  return j;
+}
+
+// An hour's wait for company: a test that passes cannot have waited it out.
+constexpr std::chrono::hours kHour{1};
+
+TEST(SqliteStore, WritesNobodyWaitsForAreCommittedWithTheNextOneThatIsWaitedFor) {
+  std::string path = FreshFile("company");
+  auto store = SqliteStore::Open(path, {.background_delay = kHour});
+  ASSERT_TRUE(store.ok());
+  JobUpdate u;
+  u.id = 7;
+  u.state = "running";
+  (*store)->UpdateJob(u);  // waits for company (an hour at most)...
+  (*store)->AppendDecision({0, 1, "start", 7, "order", "{}"});
+  // ... which a submission brings: the three share one commit.
+  ASSERT_TRUE((*store)->InsertJob(JobNamed(1, "a")).get().ok());
+  EXPECT_EQ((*store)->committed_writes(), 3u);
+  EXPECT_EQ((*store)->batches(), 1u);
+}
+
+TEST(SqliteStore, ClosingTheStoreCommitsTheWritesThatWait) {
+  std::string path = FreshFile("close");
+  {
+    auto store = SqliteStore::Open(path, {.background_delay = kHour});
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->InsertJob(JobNamed(1, "a")).get().ok());
+    JobUpdate u = JobUpdate::Of(JobNamed(1, "a"));
+    u.state = "running";
+    (*store)->UpdateJob(u);  // waits for company; nothing comes
+    EXPECT_EQ((*store)->committed_writes(), 1u);
+  }  // closing commits it
+  auto store = SqliteStore::Open(path);
+  ASSERT_TRUE(store.ok());
+  auto snap = (*store)->Load();
+  ASSERT_TRUE(snap.ok());
+  ASSERT_EQ(snap->jobs.size(), 1u);
+  EXPECT_EQ(snap->jobs[0].state, "running");
+}
+
 TEST(SqliteStore, AFailedWriteFailsItsWholeBatchAndWritesNothingOfIt) {
   std::string path = FreshFile("fail");
   auto store = SqliteStore::Open(path);
