@@ -2,9 +2,12 @@
 // batch jobs over keep-alive HTTP for S seconds, each waiting for its answer (a submission is
 // answered once durable); prints submissions per second and latency percentiles as JSON.
 //
-//   serve_load URL TOKEN [--connections 32] [--seconds 10] [--jobs N]
+//   serve_load URL TOKEN [--connections 32] [--seconds 10] [--jobs N] [--rate R]
 //              [--tenant consumer/ads/ctr] [--runtime 1s] [--prefix load]
 // With --jobs, it stops after N submissions (or at the time limit, whichever comes first).
+// With --rate, submissions are paced at R a second in all (the k-th is due at k/R s, taken by
+// whichever connection is free); a submission's latency counts from when it was due, so that a
+// server that falls behind shows it in the percentiles (no coordinated omission).
 #include <httplib.h>
 
 #include <algorithm>
@@ -25,6 +28,7 @@ struct Args {
   int connections = 32;
   double seconds = 10;
   int64_t jobs = 0;  // stop after this many submissions (0 = only the time limit)
+  double rate = 0;   // submissions a second in all (0 = as fast as the server answers)
 };
 
 double Percentile(std::vector<double>& v, double p) {
@@ -41,7 +45,7 @@ int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr,
                  "usage: serve_load URL TOKEN [--connections N] [--seconds S] [--jobs N] "
-                 "[--tenant T] [--runtime D] [--prefix P]\n");
+                 "[--rate R] [--tenant T] [--runtime D] [--prefix P]\n");
     return 2;
   }
   a.url = argv[1];
@@ -54,6 +58,8 @@ int main(int argc, char** argv) {
       a.seconds = std::stod(v);
     else if (k == "--jobs")
       a.jobs = std::stoll(v);
+    else if (k == "--rate")
+      a.rate = std::stod(v);
     else if (k == "--tenant")
       a.tenant = v;
     else if (k == "--runtime")
@@ -70,9 +76,15 @@ int main(int argc, char** argv) {
   std::mutex mu;
   std::vector<double> latencies_ms;
   std::atomic<int64_t> errors{0};
-  std::atomic<int64_t> claimed{0};  // submissions begun, against --jobs
+  std::atomic<int64_t> claimed{0};  // submissions begun, against --jobs and --rate
   std::vector<std::thread> threads;
   auto t0 = Clock::now();
+  // When the k-th submission is due (--rate), or now (unpaced).
+  auto due = [&](int64_t k) {
+    if (a.rate <= 0) return Clock::now();
+    return t0 + std::chrono::duration_cast<Clock::duration>(
+                    std::chrono::duration<double>(static_cast<double>(k) / a.rate));
+  };
   for (int c = 0; c < a.connections; ++c) {
     threads.emplace_back([&, c] {
       httplib::Client client(a.url);
@@ -81,7 +93,12 @@ int main(int argc, char** argv) {
       client.set_read_timeout(60);
       httplib::Headers headers = {{"Authorization", "Bearer " + a.token}};
       std::vector<double> mine;
-      for (int i = 0; Clock::now() < deadline && (a.jobs == 0 || claimed++ < a.jobs); ++i) {
+      for (int i = 0; Clock::now() < deadline; ++i) {
+        const int64_t k = claimed++;
+        if (a.jobs != 0 && k >= a.jobs) break;
+        const auto s = due(k);
+        if (s >= deadline) break;
+        std::this_thread::sleep_until(s);
         std::string name = a.prefix + "-" + std::to_string(c) + "-" + std::to_string(i);
         nlohmann::json job = {
             {"name", name},
@@ -91,7 +108,6 @@ int main(int argc, char** argv) {
             {"taskGroups", {{{"name", "w"}, {"count", 1}, {"cpu", 1}, {"memory", "1Gi"}}}}};
         httplib::Headers h = headers;
         h.emplace("Idempotency-Key", name);
-        auto s = Clock::now();
         auto r = client.Post("/v1/jobs", h, job.dump(), "application/json");
         // A connection the server closed between two requests: retry with the same key (the
         // Idempotency-Key makes a retry safe whether or not the first attempt arrived).
@@ -114,6 +130,7 @@ int main(int argc, char** argv) {
   double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
   size_t n = latencies_ms.size();
   nlohmann::ordered_json out = {{"connections", a.connections},
+                                {"rate", a.rate},
                                 {"seconds", std::round(elapsed * 100) / 100},
                                 {"submitted", n},
                                 {"errors", errors.load()},
