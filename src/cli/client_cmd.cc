@@ -620,16 +620,19 @@ void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& co
     cmd->require_subcommand(1);
     auto* create = cmd->add_subcommand("create", "Create or update a principal");
     auto c = std::make_shared<Common>();
-    auto p = std::make_shared<std::array<std::string, 3>>();
+    auto p = std::make_shared<std::array<std::string, 4>>();
     AddCommon(create, *c);
     create->add_option("NAME", (*p)[0], "The principal's name")->required();
     create->add_option("--role", (*p)[1], "admin, operator, member, viewer or agent")->required();
     create->add_option("--tenant", (*p)[2], "For members and viewers: their tenant subtree");
+    create->add_option("--node", (*p)[3],
+                       "For an agent: the one node its tokens answer for (else any node)");
     create->callback([=] {
       auto cfg = Config(*c, *ctx);
       if (!cfg) return;
       json body = {{"name", (*p)[0]}, {"role", (*p)[1]}};
       if (!(*p)[2].empty()) body["tenant"] = (*p)[2];
+      if (!(*p)[3].empty()) body["node"] = (*p)[3];
       HttpReply r = Call(*cfg, "POST", "/v1/principals", body.dump());
       if (r.status != 201) {
         ctx->code = ReportFailure(r, ctx->err);

@@ -167,6 +167,9 @@ Result<std::string> Daemon::AgentSync(const Caller& caller, const std::string& n
   if (caller.role != Role::kAgent && caller.role != Role::kAdmin) {
     return PermissionDenied("only node agents (the agent role) sync");
   }
+  if (caller.role == Role::kAgent && !caller.node.empty() && caller.node != node) {
+    return PermissionDenied("this agent's token answers for node \"" + caller.node + "\" only");
+  }
   auto request = ReadSyncRequest(body, field);
   if (!request.ok()) return request.status();
   TimeMs now = clock_.Now();

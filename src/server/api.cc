@@ -538,11 +538,11 @@ class Api {
       Mutating(req, res, [&](const Caller& c) -> std::string {
         auto body = json::parse(req.body, nullptr, false);
         if (body.is_discarded() || !body.is_object()) {
-          SendError(res, 400, "the body must be a JSON object {name, role, tenant}");
+          SendError(res, 400, "the body must be a JSON object {name, role, tenant, node}");
           return "bad body";
         }
         for (const auto& [k, v] : body.items()) {
-          if (k != "name" && k != "role" && k != "tenant") {
+          if (k != "name" && k != "role" && k != "tenant" && k != "node") {
             SendError(res, 400, "unknown field \"" + k + "\"", k);
             return "bad body";
           }
@@ -551,18 +551,21 @@ class Api {
             return "bad body";
           }
         }
-        Principal p{body.value("name", ""), body.value("role", ""), body.value("tenant", ""), 0};
+        Principal p{body.value("name", ""), body.value("role", ""), body.value("tenant", ""), 0,
+                    body.value("node", "")};
         if (p.name.empty() || p.name.size() > 63 ||
             p.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-_.@") !=
                 std::string::npos) {
           SendError(res, 400, "\"name\" must be 1-63 of a-z 0-9 - _ . @", "name");
           return "bad name";
         }
-        if (Status st = d_.PutPrincipal(c, p); !st.ok()) {
-          SendStatus(res, st, st.code() == StatusCode::kInvalidArgument ? "role" : "");
+        std::string field;
+        if (Status st = d_.PutPrincipal(c, p, &field); !st.ok()) {
+          SendStatus(res, st, field);
           return st.message();
         }
-        SendJson(res, 201, {{"name", p.name}, {"role", p.role}, {"tenant", p.tenant}});
+        SendJson(res, 201,
+                 {{"name", p.name}, {"role", p.role}, {"tenant", p.tenant}, {"node", p.node}});
         return "principal " + p.name + " (" + p.role + ")";
       });
     });
@@ -572,7 +575,8 @@ class Api {
       if (caller->role != Role::kAdmin) return SendError(res, 403, "only admins list principals");
       json items = json::array();
       for (const Principal& p : d_.auth().Principals())
-        items.push_back({{"name", p.name}, {"role", p.role}, {"tenant", p.tenant}});
+        items.push_back(
+            {{"name", p.name}, {"role", p.role}, {"tenant", p.tenant}, {"node", p.node}});
       SendJson(res, 200, {{"items", items}});
     });
     s.Delete(R"(/v1/principals/([^/]+))",

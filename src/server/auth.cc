@@ -151,7 +151,7 @@ Result<Caller> Authenticator::Authenticate(std::string_view authorization, TimeM
   if (p == principals_.end()) return Status(StatusCode::kUnauthenticated, "invalid token");
   std::optional<Role> role = ParseRole(p->second.role);
   if (!role) return Status(StatusCode::kUnauthenticated, "invalid token");
-  return Caller{p->second.name, *role, p->second.tenant};
+  return Caller{p->second.name, *role, p->second.tenant, p->second.node};
 }
 
 }  // namespace tessera

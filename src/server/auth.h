@@ -4,7 +4,7 @@
 //   operator  the fleet (cordon, drain) and policies; reads everything
 //   member    submits, sees and cancels jobs of its tenant subtree
 //   viewer    sees the jobs of its tenant subtree
-//   agent     reserved for node agents (issue 7)
+//   agent     node agents: syncs its node (one node when the principal names it, else any)
 //
 // Tokens are random, shown once, and stored as their SHA-256 only.
 //
@@ -33,6 +33,7 @@ struct Caller {
   std::string name;
   Role role = Role::kViewer;
   std::string tenant;  // member/viewer: the subtree; "" = the whole organisation
+  std::string node;    // agent: the one node it answers for; "" = any
 
   // Whether the caller may see (read) what belongs to `tenant_path`.
   bool MaySee(std::string_view tenant_path) const;

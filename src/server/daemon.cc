@@ -370,7 +370,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteS
   if (new_admin_token != nullptr) new_admin_token->clear();
   if (snap->principals.empty()) {
     std::string token = d->options_.admin_token.empty() ? NewToken() : d->options_.admin_token;
-    Principal admin{"admin", "admin", "", clock.Now()};
+    Principal admin{"admin", "admin", "", clock.Now(), ""};
     StoredToken t{HashToken(token), "admin", std::nullopt, clock.Now()};
     d->store_->PutPrincipal(admin);
     if (Status s = d->store_->PutToken(t).get(); !s.ok()) return s;
@@ -920,18 +920,29 @@ Result<json> Daemon::Decisions(const Caller& caller, DecisionQuery q) const {
   return json{{"items", items}, {"next", q.after}};
 }
 
-Status Daemon::PutPrincipal(const Caller& caller, Principal p) {
+Status Daemon::PutPrincipal(const Caller& caller, Principal p, std::string* field) {
   if (caller.role != Role::kAdmin) return PermissionDenied("only admins manage principals");
+  auto invalid = [&](const char* f, const std::string& why) {
+    if (field) *field = f;
+    return InvalidArgument(why);
+  };
   std::optional<Role> role = ParseRole(p.role);
   if (!role) {
-    return InvalidArgument("role \"" + p.role +
-                           "\" is not one of admin, operator, member, viewer, agent");
+    return invalid("role",
+                   "role \"" + p.role + "\" is not one of admin, operator, member, viewer, agent");
   }
   if ((*role == Role::kMember || *role == Role::kViewer) && p.tenant.empty()) {
-    return InvalidArgument("a " + p.role + " needs a tenant");
+    return invalid("tenant", "a " + p.role + " needs a tenant");
   }
   if (!p.tenant.empty() && !spec()->FindTenant(p.tenant)) {
-    return InvalidArgument("unknown tenant \"" + p.tenant + "\"");
+    return invalid("tenant", "unknown tenant \"" + p.tenant + "\"");
+  }
+  if (!p.node.empty()) {
+    if (*role != Role::kAgent) return invalid("node", "only an agent is bound to a node");
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!core_->node_index.contains(p.node)) {
+      return invalid("node", "no node \"" + p.node + "\" in the fleet");
+    }
   }
   p.created = clock_.Now();
   if (Status s = store_->PutPrincipal(p).get(); !s.ok()) return s;

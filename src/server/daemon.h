@@ -147,8 +147,9 @@ class Daemon {
   // The tenants the caller may see, with each model's quota and what is in use now.
   nlohmann::ordered_json Tenants(const Caller& caller) const;
 
-  // Creates (or replaces) a principal; admins only.
-  Status PutPrincipal(const Caller& caller, Principal p);
+  // Creates (or replaces) a principal; admins only. An agent may be bound to one node of the
+  // fleet (Principal::node). `field`, when given, receives the offending field.
+  Status PutPrincipal(const Caller& caller, Principal p, std::string* field = nullptr);
   // Deletes a principal and its tokens (durable first); admins only, and never the caller
   // itself or the last admin. What it submitted stays, recorded under its name.
   Status DeletePrincipal(const Caller& caller, const std::string& name);

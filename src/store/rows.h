@@ -73,9 +73,10 @@ struct AuditEntry {
 
 struct Principal {
   std::string name;
-  std::string role;    // admin | operator | member | viewer
+  std::string role;    // admin | operator | member | viewer | agent
   std::string tenant;  // member/viewer: the subtree they act in; "" otherwise
   TimeMs created = 0;
+  std::string node;  // agent: the one node it answers for; "" = any node
 };
 
 struct StoredToken {

@@ -85,6 +85,10 @@ CREATE TABLE services(
   principal TEXT NOT NULL,
   created_ms INTEGER NOT NULL);
 )sql",
+      // 3: an agent's principal may be bound to the one node it answers for.
+      R"sql(
+ALTER TABLE principals ADD COLUMN node TEXT NOT NULL DEFAULT '';
+)sql",
   };
   return kMigrations;
 }

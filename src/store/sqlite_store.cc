@@ -68,8 +68,9 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
             "INSERT INTO audit(time_ms, principal, remote, method, path, status, detail) "
             "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
            {&st->principal,
-            "INSERT INTO principals(name, role, tenant, created_ms) VALUES(?1, ?2, ?3, ?4) "
-            "ON CONFLICT(name) DO UPDATE SET role = excluded.role, tenant = excluded.tenant"},
+            "INSERT INTO principals(name, role, tenant, created_ms, node) "
+            "VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(name) DO UPDATE SET role = excluded.role, "
+            "tenant = excluded.tenant, node = excluded.node"},
            {&st->token,
             "INSERT INTO tokens(hash, principal, expires_ms, created_ms) VALUES(?1, ?2, ?3, ?4)"},
            {&st->node_flags,
@@ -234,6 +235,7 @@ void SqliteStore::AppendAudit(AuditEntry a) {
 std::shared_future<Status> SqliteStore::PutPrincipal(Principal p) {
   return Enqueue([p = std::move(p)](Statements& st) {
     st.principal.Bind(1, p.name).Bind(2, p.role).Bind(3, p.tenant).Bind(4, p.created);
+    st.principal.Bind(5, p.node);
     return st.principal.Run();
   });
 }
@@ -332,10 +334,10 @@ Result<StoreSnapshot> SqliteStore::Load(const std::function<void(size_t, StoredJ
       !s.ok()) {
     return s;
   }
-  auto p = db.Prepare("SELECT name, role, tenant, created_ms FROM principals ORDER BY name");
+  auto p = db.Prepare("SELECT name, role, tenant, created_ms, node FROM principals ORDER BY name");
   if (!p.ok()) return p.status();
   if (Status s = p->Each([&] {
-        snap.principals.push_back({p->Text(0), p->Text(1), p->Text(2), p->Int(3)});
+        snap.principals.push_back({p->Text(0), p->Text(1), p->Text(2), p->Int(3), p->Text(4)});
       });
       !s.ok()) {
     return s;

@@ -351,6 +351,32 @@ TEST_F(AgentsTest, AgentSyncsAreCheckedLikeEveryRequest) {
   // Logs of a job that never ran on an agent: 404 with why.
   r = admin_->Get("/v1/jobs/999/logs");
   EXPECT_EQ(r->status, 404);
+
+  // A principal bound to a node (docs/operations.md): its token syncs that node and no other.
+  int code = -1;
+  std::string out =
+      Cli("principal create agent-0 --role agent --node bench-gpu-0000 -o json", &code);
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_EQ(json::parse(out)["node"], "bench-gpu-0000") << out;
+  out = Cli("token create agent-0 -o json", &code);
+  ASSERT_EQ(code, 0) << out;
+  Http bound(daemon_->url(), json::parse(out)["token"].get<std::string>());
+  r = bound.Post("/v1/agents/bench-gpu-0001/sync", hello);
+  EXPECT_EQ(r->status, 403) << r->body;
+  EXPECT_NE(Body(r).value("message", "").find("\"bench-gpu-0000\" only"), std::string::npos)
+      << r->body;
+  // Only an agent is bound to a node, and only to one the fleet has.
+  out =
+      Cli("principal create ann --role member --tenant lab/research --node bench-gpu-0000", &code);
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("only an agent is bound to a node"), std::string::npos) << out;
+  r = admin_->Post("/v1/principals", R"({"name":"agent-x","role":"agent","node":"no-such-node"})");
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_EQ(Body(r)["field"], "node") << r->body;
+  EXPECT_EQ(admin_->Get("/v1/principals")->body.find("agent-x"), std::string::npos);
+  // Its own node it syncs (last: the probe takes the node over from the agent running there).
+  r = bound.Post(sync, hello);
+  EXPECT_EQ(r->status, 200) << r->body;
 }
 
 // The agents' GPU telemetry is what idle-reclaim rules judge: a run whose GPUs its agents

@@ -60,15 +60,17 @@ TEST(SqliteStore, AVersionOneStoreIsMigratedKeepingItsJobs) {
     j.tenant = "t";
     j.job_class = "batch";
     j.principal = "admin";
+    ASSERT_TRUE((*store)->PutPrincipal({"admin", "admin", "", 1, ""}).get().ok());
     ASSERT_TRUE((*store)->InsertJob(j).get().ok());
   }
   {
-    // What a store written by the first release looks like: no services table, version 1.
+    // What a store written by the first release looks like: no services table, principals
+    // bound to no node, version 1.
     auto db = Sqlite::Open(path);
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE((*db)
-                    ->Exec("DROP TABLE services; UPDATE meta SET value = '1' WHERE key = "
-                           "'schema_version'")
+                    ->Exec("DROP TABLE services; ALTER TABLE principals DROP COLUMN node; "
+                           "UPDATE meta SET value = '1' WHERE key = 'schema_version'")
                     .ok());
   }
   auto store = SqliteStore::Open(path);
@@ -80,7 +82,10 @@ TEST(SqliteStore, AVersionOneStoreIsMigratedKeepingItsJobs) {
   EXPECT_EQ(snap->jobs[0].name, "kept");
   ASSERT_EQ(snap->services.size(), 1u);
   EXPECT_EQ(snap->services[0].created, 5);
-  EXPECT_EQ(CurrentSchemaVersion(), 2);
+  ASSERT_EQ(snap->principals.size(), 1u);
+  EXPECT_EQ(snap->principals[0].name, "admin");
+  EXPECT_EQ(snap->principals[0].node, "");
+  EXPECT_EQ(CurrentSchemaVersion(), 3);
 }
 
 TEST(SqliteStore, ServicesAreStoredAndDeleted) {
@@ -125,7 +130,8 @@ TEST(SqliteStore, WhatIsWrittenIsWhatLoads) {
     j.restarts = 2;
     j.placement = "[]";
     (*store)->UpdateJob(JobUpdate::Of(j));
-    (*store)->PutPrincipal({"p", "member", "t", 5});
+    (*store)->PutPrincipal({"p", "member", "t", 5, ""});
+    (*store)->PutPrincipal({"a0", "agent", "", 6, "n1"});
     (*store)->PutToken({"h", "p", 9000, 5});
     (*store)->PutNodeFlags({"n1", true, false});
     (*store)->AppendDecision({0, 2000, "start", 1, "order", "{}"});
@@ -142,8 +148,11 @@ TEST(SqliteStore, WhatIsWrittenIsWhatLoads) {
   EXPECT_FALSE(snap->jobs[0].finished.has_value());
   EXPECT_EQ(snap->jobs[0].restarts, 2);
   EXPECT_EQ(snap->jobs[0].idempotency_key, "k");
-  ASSERT_EQ(snap->principals.size(), 1u);
-  EXPECT_EQ(snap->principals[0].role, "member");
+  ASSERT_EQ(snap->principals.size(), 2u);  // by name
+  EXPECT_EQ(snap->principals[0].role, "agent");
+  EXPECT_EQ(snap->principals[0].node, "n1");
+  EXPECT_EQ(snap->principals[1].role, "member");
+  EXPECT_EQ(snap->principals[1].node, "");
   ASSERT_EQ(snap->tokens.size(), 1u);
   EXPECT_EQ(snap->tokens[0].expires, 9000);
   ASSERT_EQ(snap->nodes.size(), 1u);
