@@ -175,6 +175,19 @@ Result<std::string> Daemon::AgentSync(const Caller& caller, const std::string& n
   TimeMs now = clock_.Now();
   auto report = agents_->Report(node, *request, now);
   if (!report.ok()) return report.status();
+  // The tails of ended tasks go to the store, durable before the exits are acknowledged: a
+  // restarted daemon shows them though the agents sent them to this one.
+  bool kept = false;
+  for (const TaskReport& t : request->tasks) {
+    if (t.phase != TaskPhase::kExited) continue;
+    std::optional<std::string> tail = agents_->Log(t.key);
+    if (!tail || tail->empty()) continue;  // reported again to a new daemon: kept already
+    store_->PutTaskLog(t.key.job, t.key.run, t.key.task, std::move(*tail));
+    kept = true;
+  }
+  if (kept) {
+    if (Status s = store_->Flush().get(); !s.ok()) return s;
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = core_->node_index.find(node);
@@ -247,6 +260,11 @@ Result<json> Daemon::TaskLog(const Caller& caller, const std::string& ref,
   TaskKey key{id, run.value_or(current), task};
   std::optional<std::string> log = slurm_ ? slurm_->Log(key) : std::nullopt;
   if (!log) log = agents_->Log(key);
+  if (!log) {
+    auto kept = store_->QueryTaskLog(key.job, key.run, key.task);  // an ended task's
+    if (!kept.ok()) return kept.status();
+    log = std::move(*kept);
+  }
   if (!log) {
     return NotFound("no output of task " + std::to_string(task) + " of run " +
                     std::to_string(key.run) + " of job " + std::to_string(id) +

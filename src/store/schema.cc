@@ -89,6 +89,15 @@ CREATE TABLE services(
       R"sql(
 ALTER TABLE principals ADD COLUMN node TEXT NOT NULL DEFAULT '';
 )sql",
+      // 4: the tail of each ended task's output, as its agent last reported it.
+      R"sql(
+CREATE TABLE task_logs(
+  job_id INTEGER NOT NULL,
+  run INTEGER NOT NULL,
+  task INTEGER NOT NULL,
+  tail TEXT NOT NULL,
+  PRIMARY KEY(job_id, run, task)) WITHOUT ROWID;
+)sql",
   };
   return kMigrations;
 }

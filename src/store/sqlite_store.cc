@@ -12,7 +12,7 @@ struct SqliteStore::Statements {
   Sqlite* db = nullptr;
   SqliteStatement insert_job, update_job, decision, audit, principal, token, node_flags;
   SqliteStatement insert_cost, end_cost, end_open_costs, alive, delete_tokens;
-  SqliteStatement insert_service, delete_service, delete_principal;
+  SqliteStatement insert_service, delete_service, delete_principal, task_log;
 };
 
 namespace {
@@ -87,6 +87,9 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
             "VALUES(?1, ?2, ?3, ?4, ?5)"},
            {&st->delete_service, "DELETE FROM services WHERE name = ?1"},
            {&st->delete_principal, "DELETE FROM principals WHERE name = ?1"},
+           {&st->task_log,
+            "INSERT INTO task_logs(job_id, run, task, tail) VALUES(?1, ?2, ?3, ?4) "
+            "ON CONFLICT(job_id, run, task) DO UPDATE SET tail = excluded.tail"},
            {&st->alive,
             "INSERT INTO meta(key, value) VALUES('alive_ms', ?1) ON CONFLICT(key) DO UPDATE SET "
             "value = excluded.value"},
@@ -429,6 +432,26 @@ Result<std::vector<CostTotal>> SqliteStore::QueryCosts(TimeMs since, TimeMs unti
     return s;
   }
   return out;
+}
+
+void SqliteStore::PutTaskLog(int64_t job, int64_t run, int64_t task, std::string tail) {
+  Post([job, run, task, tail = std::move(tail)](Statements& st) {
+    st.task_log.Bind(1, job).Bind(2, run).Bind(3, task).Bind(4, tail);
+    return st.task_log.Run();
+  });
+}
+
+Result<std::optional<std::string>> SqliteStore::QueryTaskLog(int64_t job, int64_t run,
+                                                             int64_t task) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  auto q = reader_db_->Prepare(
+      "SELECT tail FROM task_logs WHERE job_id = ?1 AND run = ?2 AND task = ?3");
+  if (!q.ok()) return q.status();
+  q->Bind(1, job).Bind(2, run).Bind(3, task);
+  auto row = q->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<std::string>();
+  return std::optional<std::string>(q->Text(0));
 }
 
 Result<std::vector<StoredDecision>> SqliteStore::QueryDecisions(int64_t job) {

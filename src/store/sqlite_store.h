@@ -84,6 +84,8 @@ class SqliteStore {
   void Alive(TimeMs now);
   // Closes every open cost row at `end` (runs that ended with the previous process).
   void EndOpenCosts(TimeMs end);
+  // The tail of an ended task's output (replaces what was kept of the same task).
+  void PutTaskLog(int64_t job, int64_t run, int64_t task, std::string tail);
   // Resolves once everything queued before it is durable.
   std::shared_future<Status> Flush();
 
@@ -91,6 +93,8 @@ class SqliteStore {
   Result<std::vector<StoredDecision>> QueryDecisions(int64_t job);
   // The decision log across jobs, in order.
   Result<std::vector<StoredDecision>> QueryDecisionLog(const DecisionQuery& dq);
+  // The tail PutTaskLog kept of a task; nullopt when none.
+  Result<std::optional<std::string>> QueryTaskLog(int64_t job, int64_t run, int64_t task);
   // Spending within [since, until), by (tenant, cluster, model); open rows run until `now`.
   Result<std::vector<CostTotal>> QueryCosts(TimeMs since, TimeMs until, TimeMs now);
 

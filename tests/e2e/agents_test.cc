@@ -180,6 +180,17 @@ TEST_F(AgentsTest, TheExampleJobsRunAsProcessesWithTheirDevicesAndPeers) {
       << metrics->body;
   EXPECT_NE(metrics->body.find("tessera_node_memory_used_bytes{node=\"bench-gpu-0002\"}"),
             std::string::npos);
+
+  // The tails of ended tasks are in the store: a restarted daemon still shows them, though
+  // the agents reported them to the previous one.
+  daemon_->Kill9();
+  daemon_->KeepPort();
+  ASSERT_TRUE(daemon_->Start()) << daemon_->log();
+  admin_ = std::make_unique<Http>(daemon_->url(), daemon_->admin_token());
+  std::string again = Cli("logs gang-hello --task 1", &code);
+  ASSERT_EQ(code, 0) << again;
+  EXPECT_EQ(again, t1);
+  EXPECT_EQ(Cli("logs batch-hello"), batch_log);
 }
 
 TEST_F(AgentsTest, AServicesReplicasRunOnAgentsUntilTheServiceIsDeleted) {

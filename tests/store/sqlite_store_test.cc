@@ -65,11 +65,12 @@ TEST(SqliteStore, AVersionOneStoreIsMigratedKeepingItsJobs) {
   }
   {
     // What a store written by the first release looks like: no services table, principals
-    // bound to no node, version 1.
+    // bound to no node, no task logs, version 1.
     auto db = Sqlite::Open(path);
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE((*db)
                     ->Exec("DROP TABLE services; ALTER TABLE principals DROP COLUMN node; "
+                           "DROP TABLE task_logs; "
                            "UPDATE meta SET value = '1' WHERE key = 'schema_version'")
                     .ok());
   }
@@ -85,7 +86,7 @@ TEST(SqliteStore, AVersionOneStoreIsMigratedKeepingItsJobs) {
   ASSERT_EQ(snap->principals.size(), 1u);
   EXPECT_EQ(snap->principals[0].name, "admin");
   EXPECT_EQ(snap->principals[0].node, "");
-  EXPECT_EQ(CurrentSchemaVersion(), 3);
+  EXPECT_EQ(CurrentSchemaVersion(), 4);
 }
 
 TEST(SqliteStore, ServicesAreStoredAndDeleted) {
@@ -136,6 +137,8 @@ TEST(SqliteStore, WhatIsWrittenIsWhatLoads) {
     (*store)->PutNodeFlags({"n1", true, false});
     (*store)->AppendDecision({0, 2000, "start", 1, "order", "{}"});
     (*store)->AppendAudit({0, 1000, "p", "127.0.0.1", "POST", "/v1/jobs", 201, "job 1"});
+    (*store)->PutTaskLog(1, 0, 1, "first");
+    (*store)->PutTaskLog(1, 0, 1, "hello\nworld\n");  // the later tail replaces the earlier
     ASSERT_TRUE((*store)->Flush().get().ok());
   }
   auto store = SqliteStore::Open(path);
@@ -161,6 +164,12 @@ TEST(SqliteStore, WhatIsWrittenIsWhatLoads) {
   ASSERT_TRUE(decisions.ok());
   ASSERT_EQ(decisions->size(), 1u);
   EXPECT_EQ((*decisions)[0].reason, "order");
+  auto log = (*store)->QueryTaskLog(1, 0, 1);
+  ASSERT_TRUE(log.ok());
+  EXPECT_EQ(*log, std::optional<std::string>("hello\nworld\n"));
+  log = (*store)->QueryTaskLog(1, 1, 1);  // another run
+  ASSERT_TRUE(log.ok());
+  EXPECT_FALSE(log->has_value());
   auto audit = (*store)->QueryAudit({});
   ASSERT_TRUE(audit.ok());
   ASSERT_EQ(audit->size(), 1u);
