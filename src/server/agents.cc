@@ -176,12 +176,13 @@ Result<std::string> Daemon::AgentSync(const Caller& caller, const std::string& n
   auto report = agents_->Report(node, *request, now);
   if (!report.ok()) return report.status();
   // The tails of ended tasks go to the store, durable before the exits are acknowledged: a
-  // restarted daemon shows them though the agents sent them to this one.
+  // restarted daemon shows them though the agents sent them to this one. (An exit is reported,
+  // with its tail, until acknowledged, and again to a new daemon: the row is replaced.)
   bool kept = false;
   for (const TaskReport& t : request->tasks) {
     if (t.phase != TaskPhase::kExited) continue;
     std::optional<std::string> tail = agents_->Log(t.key);
-    if (!tail || tail->empty()) continue;  // reported again to a new daemon: kept already
+    if (!tail || tail->empty()) continue;  // no output
     store_->PutTaskLog(t.key.job, t.key.run, t.key.task, std::move(*tail));
     kept = true;
   }
