@@ -127,13 +127,39 @@ TEST_F(SupervisorTest, AProgramThatCannotRunIsAnExitWithTheReason) {
 }
 
 TEST_F(SupervisorTest, AnAcknowledgedExitIsNotReportedAgainNorRestarted) {
-  sup_.Start(Task({6, 0, 1}, "true"), Now());
-  ASSERT_EQ(WaitAll().size(), 1u);
-  sup_.Acknowledge({{6, 0, 1}});
+  sup_.Start(Task({6, 0, 1}, "echo out"), Now());
+  auto reports = WaitAll();
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].log, "out\n");
+  sup_.Acknowledge({{6, 0, 1}}, Now());
   EXPECT_TRUE(sup_.Reports().empty());
   EXPECT_TRUE(sup_.Knows({6, 0, 1}));
-  sup_.Unacknowledge();  // a daemon that restarted hears it again
-  EXPECT_EQ(sup_.Reports().size(), 1u);
+  sup_.Unacknowledge();  // a daemon that restarted hears it again, without the stored tail
+  reports = sup_.Reports(true);
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].phase, TaskPhase::kExited);
+  EXPECT_EQ(reports[0].log, "");
+}
+
+// An agent that runs for months does not report every exit it ever had to a daemon that
+// restarted (its sync would outgrow any body limit): an exit acknowledged long ago is
+// forgotten, but for its key.
+TEST_F(SupervisorTest, ExitsAcknowledgedLongAgoAreForgottenButNeverStartedAgain) {
+  sup_.Start(Task({7, 0, 0}, "true"), Now());
+  sup_.Start(Task({7, 0, 1}, "true"), Now());
+  ASSERT_EQ(WaitAll().size(), 2u);
+  const Millis kKeep = SupervisorOptions{}.keep_acknowledged;
+  const TimeMs t = Now();
+  sup_.Acknowledge({{7, 0, 0}}, t);
+  sup_.Acknowledge({{7, 0, 1}}, t + kKeep);  // later: kept a while more
+  sup_.Acknowledge({}, t + kKeep + 1);       // the first is past keeping
+  sup_.Unacknowledge();
+  auto reports = sup_.Reports();
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].key.task, 1);
+  EXPECT_TRUE(sup_.Knows({7, 0, 0}));  // what the agent asks before it starts a task
+  EXPECT_TRUE(sup_.Knows({7, 0, 1}));
+  EXPECT_FALSE(sup_.Knows({7, 0, 2}));
 }
 
 }  // namespace

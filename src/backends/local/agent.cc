@@ -127,7 +127,7 @@ class AgentCore {
       applied_version_ = 0;
       resend_logs_ = true;
     }
-    supervisor_.Acknowledge(a.acked);
+    supervisor_.Acknowledge(a.acked, WallNow());
     if (a.version < applied_version_) return;  // an older answer overtaken by a newer one
     applied_version_ = a.version;
     TimeMs now = WallNow();

@@ -75,7 +75,7 @@ Supervisor::~Supervisor() {
 }
 
 bool Supervisor::Knows(const TaskKey& key) const {
-  return tasks_.count(key) > 0;
+  return tasks_.count(key) > 0 || forgotten_.count(key) > 0;
 }
 
 void Supervisor::Start(const TaskAssignment& a, TimeMs now) {
@@ -212,16 +212,28 @@ std::vector<TaskReport> Supervisor::Reports(bool all_logs) {
     r.exit_code = t.exit_code;
     r.stopped = t.stopping;
     r.error = t.error;
-    r.log = Tail(t, all_logs || !t.running);
+    if (!t.tail_stored) r.log = Tail(t, all_logs || !t.running);
     out.push_back(std::move(r));
   }
   return out;
 }
 
-void Supervisor::Acknowledge(const std::vector<TaskKey>& keys) {
+void Supervisor::Acknowledge(const std::vector<TaskKey>& keys, TimeMs now) {
   for (const TaskKey& k : keys) {
     auto it = tasks_.find(k);
-    if (it != tasks_.end() && !it->second.running) it->second.acked = true;
+    if (it == tasks_.end() || it->second.running || it->second.acked) continue;
+    it->second.acked = true;
+    it->second.tail_stored = true;
+    it->second.acked_at = now;
+  }
+  for (auto it = tasks_.begin(); it != tasks_.end();) {
+    const Task& t = it->second;
+    if (t.acked && now - t.acked_at > options_.keep_acknowledged) {
+      forgotten_.insert(it->first);
+      it = tasks_.erase(it);
+    } else {
+      ++it;
+    }
   }
 }
 

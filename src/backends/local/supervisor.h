@@ -4,7 +4,8 @@
 // is stopped with SIGTERM to its group, then SIGKILL once its grace period has passed.
 //
 // The supervisor remembers every task it started (running, or exited with its status until
-// the daemon has recorded the exit), so it never starts the same task key twice.
+// the daemon has recorded the exit, then for a while to report again to a daemon that
+// restarted, then by its key alone), so it never starts the same task key twice.
 //
 // Thread-safety: none; the agent serializes calls (agent.h). Start must be called from a
 // thread that lives as long as the tasks (the death signal follows the forking thread).
@@ -25,6 +26,9 @@ struct SupervisorOptions {
   std::string work_dir;          // logs/ and tasks/ go here
   std::string checkpoint_root;   // TESSERA_CHECKPOINT_DIR = checkpoint_root/JOB_ID
   size_t log_bytes = 16 * 1024;  // the tail reported of each task's output
+  // How long an acknowledged exit is kept to report again to a daemon that restarted (the
+  // daemon stores an exit as it acknowledges it; this covers the moment between the two).
+  Millis keep_acknowledged = 10 * 60 * 1000;
 };
 
 class Supervisor {
@@ -47,9 +51,12 @@ class Supervisor {
   // Every running task, and every exit the daemon has not acknowledged, with the output's
   // tail where it changed since the last call (`all_logs`: whether unchanged).
   std::vector<TaskReport> Reports(bool all_logs = false);
-  // The daemon recorded these exits: they are no longer reported (still never restarted).
-  void Acknowledge(const std::vector<TaskKey>& keys);
-  // A daemon that restarted has not seen the acknowledged exits: report them again.
+  // The daemon recorded these exits, with their output's tail: they are no longer reported
+  // (still never restarted). Exits acknowledged more than keep_acknowledged before `now` are
+  // forgotten but for their keys.
+  void Acknowledge(const std::vector<TaskKey>& keys, TimeMs now);
+  // A daemon that restarted may not have seen the exits acknowledged lately: report them again
+  // (without their tails, which the daemon stored as it acknowledged them).
   void Unacknowledge();
   // The running tasks' keys.
   std::vector<TaskKey> Running() const;
@@ -65,6 +72,8 @@ class Supervisor {
     int exit_code = 0;
     std::string error;
     bool acked = false;
+    bool tail_stored = false;  // acknowledged once: the daemon has the tail
+    TimeMs acked_at = 0;
     std::string log_path;
     off_t log_sent = -1;  // the log's size when its tail was last reported
   };
@@ -72,6 +81,7 @@ class Supervisor {
 
   SupervisorOptions options_;
   std::map<TaskKey, Task> tasks_;
+  std::set<TaskKey> forgotten_;  // acknowledged long ago: never started again
 };
 
 }  // namespace tessera
