@@ -5,7 +5,9 @@
 // Logs are JSON lines on standard error; standard output says where it listens and, on the
 // first start with an empty store, the admin's token (once).
 #include <fmt/format.h>
+#include <httplib.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <filesystem>
@@ -25,6 +27,9 @@ namespace tessera::cli {
 namespace {
 
 using json = nlohmann::ordered_json;
+
+// Connections the kernel holds for the API's acceptor (it caps this at net.core.somaxconn).
+constexpr int kListenBacklog = 4096;
 
 struct ServeArgs {
   std::vector<std::string> config;
@@ -186,13 +191,21 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
     };
   }
   auto api = InstallApi(http, **daemon, api_options);
+  // cpp-httplib listens with a backlog of 5, compiled into Debian's library: of a burst of new
+  // connections all but a few had their SYNs dropped and waited a second for TCP to send them
+  // again. The listening socket gets the kernel's full backlog once bound.
+  int listen_fd = -1;
+  http.set_socket_options([&listen_fd](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listen_fd = sock;
+  });
   int port = listen->second;
   if (port == 0) {
     port = http.bind_to_any_port(listen->first);
   } else if (!http.bind_to_port(listen->first, port)) {
     port = -1;
   }
-  if (port < 0) {
+  if (port < 0 || listen_fd < 0 || ::listen(listen_fd, kListenBacklog) != 0) {
     err << "error: --listen " << a.listen << ": cannot bind (in use, or not a local address)\n";
     return kExitFailure;
   }

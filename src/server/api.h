@@ -18,7 +18,7 @@ namespace tessera {
 
 struct ApiOptions {
   size_t max_body_bytes = 1 << 20;
-  int threads = 32;  // workers; submissions wait on the store's group commit
+  int threads = 128;  // workers; submissions wait on the store's group commit
   // The workers' CPU priority below the engine's thread (Linux nice, 0-19): when the cores are
   // busy, the scheduling cycle runs first and requests take what is left.
   int worker_nice = 10;

@@ -600,6 +600,26 @@ TEST(Serve, TheEngineThreadComesBeforeTheApisWorkers) {
   EXPECT_EQ(d.Stop(), 0);
 }
 
+// cpp-httplib listens with a backlog of 5: a burst of new connections had all but a few SYNs
+// dropped, and those clients waited a second for TCP to retry. The daemon raises it once bound
+// (the kernel caps it at net.core.somaxconn), as the listening socket's queue shows in ss.
+TEST(Serve, TheApisSocketQueuesABurstOfNewConnections) {
+  auto dir = FreshDir("backlog");
+  DaemonProcess d(dir, kEnterprise);
+  ASSERT_TRUE(d.Start()) << d.log();
+  const std::string port = d.url().substr(d.url().rfind(':') + 1);
+  std::string out;
+  ASSERT_EQ(testing::RunShell("ss -Hltn 'sport = :" + port + "'", &out), 0) << out;
+  // LISTEN  0  <backlog>  127.0.0.1:<port>  0.0.0.0:*
+  std::istringstream line(out);
+  std::string state, queued;
+  long backlog = 0;
+  line >> state >> queued >> backlog;
+  ASSERT_EQ(state, "LISTEN") << out;
+  EXPECT_GE(backlog, 128) << out;
+  EXPECT_EQ(d.Stop(), 0);
+}
+
 TEST(Serve, TheBinaryAllocatesWithHugePagesAndABackgroundPurge) {
   // jemalloc's options compiled into the binary (src/cli/allocator.cc), as its statistics
   // at exit report them.
