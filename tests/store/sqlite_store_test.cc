@@ -20,6 +20,23 @@ std::string FreshFile(const std::string& name) {
   return (dir / "t.db").string();
 }
 
+StoredJob JobNamed(int64_t id, const std::string& name) {
+  StoredJob j;
+  j.id = id;
+  j.name = name;
+  j.tenant = "t";
+  j.body = "{}";
+  j.principal = "p";
+  return j;
+}
+
+// The file opened afresh, and what it holds.
+Result<StoreSnapshot> Reopened(const std::string& path) {
+  auto store = SqliteStore::Open(path);
+  if (!store.ok()) return store.status();
+  return (*store)->Load();
+}
+
 TEST(SqliteStore, ANewFileGetsTheCurrentSchemaAndReopensUnchanged) {
   std::string path = FreshFile("schema");
   {
@@ -100,10 +117,8 @@ TEST(SqliteStore, ServicesAreStoredAndDeleted) {
     EXPECT_FALSE((*store)->InsertService({"a", "t", "{}", "bob", 9}).get().ok());
     ASSERT_TRUE((*store)->DeleteService("b").get().ok());
   }
-  auto store = SqliteStore::Open(path);
-  ASSERT_TRUE(store.ok());
-  auto snap = (*store)->Load();
-  ASSERT_TRUE(snap.ok());
+  auto snap = Reopened(path);
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
   ASSERT_EQ(snap->services.size(), 1u);
   EXPECT_EQ(snap->services[0].name, "a");
   EXPECT_EQ(snap->services[0].tenant, "t");
@@ -181,29 +196,12 @@ TEST(SqliteStore, ConcurrentInsertsShareCommits) {
   auto store = SqliteStore::Open(path);
   ASSERT_TRUE(store.ok());
   std::vector<std::shared_future<Status>> done;
-  for (int i = 1; i <= 500; ++i) {
-    StoredJob j;
-    j.id = i;
-    j.name = "j" + std::to_string(i);
-    j.tenant = "t";
-    j.body = "{}";
-    j.principal = "p";
-    done.push_back((*store)->InsertJob(j));
-  }
+  for (int i = 1; i <= 500; ++i)
+    done.push_back((*store)->InsertJob(JobNamed(i, "j" + std::to_string(i))));
   for (auto& f : done)
     EXPECT_TRUE(f.get().ok());
   EXPECT_EQ((*store)->committed_writes(), 500u);
   EXPECT_LT((*store)->batches(), 500u);
-}
-
-StoredJob JobNamed(int64_t id, const std::string& name) {
-  StoredJob j;
-  j.id = id;
-  j.name = name;
-  j.tenant = "t";
-  j.body = "{}";
-  j.principal = "p";
-  return j;
 }
 
 // An hour's wait for company: a test that passes cannot have waited it out.
@@ -235,10 +233,8 @@ TEST(SqliteStore, ClosingTheStoreCommitsTheWritesThatWait) {
     (*store)->UpdateJob(u);  // waits for company; nothing comes
     EXPECT_EQ((*store)->committed_writes(), 1u);
   }  // closing commits it
-  auto store = SqliteStore::Open(path);
-  ASSERT_TRUE(store.ok());
-  auto snap = (*store)->Load();
-  ASSERT_TRUE(snap.ok());
+  auto snap = Reopened(path);
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
   ASSERT_EQ(snap->jobs.size(), 1u);
   EXPECT_EQ(snap->jobs[0].state, "running");
 }
@@ -247,12 +243,7 @@ TEST(SqliteStore, AFailedWriteFailsItsWholeBatchAndWritesNothingOfIt) {
   std::string path = FreshFile("fail");
   auto store = SqliteStore::Open(path);
   ASSERT_TRUE(store.ok());
-  StoredJob j;
-  j.id = 1;
-  j.name = "a";
-  j.tenant = "t";
-  j.body = "{}";
-  j.principal = "p";
+  StoredJob j = JobNamed(1, "a");
   ASSERT_TRUE((*store)->InsertJob(j).get().ok());
   // The same id again violates the primary key.
   Status again = (*store)->InsertJob(j).get();
@@ -273,10 +264,8 @@ TEST(SqliteStore, TheLastMomentSeenAliveIsTheLatestMarkOrRecord) {
     (*store)->AppendDecision({0, 11000, "start", 1, "order", "{}"});
     ASSERT_TRUE((*store)->Flush().get().ok());
   }
-  auto store = SqliteStore::Open(path);
-  ASSERT_TRUE(store.ok());
-  auto snap = (*store)->Load();
-  ASSERT_TRUE(snap.ok());
+  auto snap = Reopened(path);
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
   EXPECT_EQ(snap->last_seen, 12000);
 }
 
