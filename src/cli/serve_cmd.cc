@@ -39,6 +39,7 @@ struct ServeArgs {
   std::string tls_cert, tls_key;  // both or neither: HTTPS
   std::string scale_interval = "30s";
   std::string agent_heartbeat = "2s", agent_lost_after = "10s";
+  std::string cycle_interval = "5ms";
   bool log_requests = false;
 };
 
@@ -123,6 +124,12 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
         << a.agent_lost_after << "\"\n";
     return kExitInvalidInput;
   }
+  Result<Millis> cycle_interval = ParseDuration(a.cycle_interval);
+  if (!cycle_interval.ok() || *cycle_interval > 10000) {
+    err << "error: --cycle-interval: expected a duration from 0 to 10s (e.g. 5ms), got \""
+        << a.cycle_interval << "\"\n";
+    return kExitInvalidInput;
+  }
   auto path = StorePath(a);
   if (!path.ok()) {
     err << "error: " << path.status().message() << "\n";
@@ -142,6 +149,7 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   options.scale_interval = *scale_interval;
   options.agent_heartbeat = *heartbeat;
   options.agent_lost_after = *lost_after;
+  options.cycle_interval = *cycle_interval;
   options.work_dir = std::filesystem::path(*path).parent_path().string();
   if (options.work_dir.empty()) options.work_dir = ".";
   if (const char* t = std::getenv("TESSERA_ADMIN_TOKEN")) options.admin_token = t;
@@ -263,6 +271,9 @@ void RegisterServe(CLI::App& app, std::ostream& out, std::ostream& err, int& cod
       ->capture_default_str();
   cmd->add_option("--agent-lost-after", a->agent_lost_after,
                   "Silence after which an agent's node is lost and its runs requeued")
+      ->capture_default_str();
+  cmd->add_option("--cycle-interval", a->cycle_interval,
+                  "The least time between two scheduling cycles (0: a cycle at every change)")
       ->capture_default_str();
   cmd->add_option("--ready-file", a->ready_file,
                   "Write the server's URL to this file once it accepts requests");

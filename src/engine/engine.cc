@@ -1305,7 +1305,7 @@ void Engine::LogDecision(DecisionKind kind, const JobRecord& j, std::string reas
       if (per[m] > 0) d.devices.push_back({static_cast<uint16_t>(m), per[m]});
   }
   d.nodes = std::move(nodes);
-  store_.AppendDecision(d);
+  store_.AppendDecision(std::move(d));
 }
 
 // ---- EASY backfill ----

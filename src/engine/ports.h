@@ -41,7 +41,8 @@ class Store {
   virtual ~Store() = default;
   // Records the job's current state (called on every transition).
   virtual void PutJob(const JobRecord& job) = 0;
-  virtual void AppendDecision(const Decision& d) = 0;
+  // The decision is the store's to keep (the engine moves it in).
+  virtual void AppendDecision(Decision d) = 0;
 };
 
 class Backend {
@@ -60,7 +61,7 @@ class Backend {
 class MemoryStore final : public Store {
  public:
   void PutJob(const JobRecord& job) override;
-  void AppendDecision(const Decision& d) override { decisions_.push_back(d); }
+  void AppendDecision(Decision d) override { decisions_.push_back(std::move(d)); }
   const std::vector<Decision>& decisions() const { return decisions_; }
   // The last recorded state of each job, by id (value); gaps are never-seen ids.
   const std::vector<JobState>& states() const { return states_; }

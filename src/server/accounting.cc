@@ -9,11 +9,9 @@ namespace tessera {
 
 using json = nlohmann::ordered_json;
 
-void Daemon::OpenCosts(const Decision& d, int64_t id) {
+void Daemon::OpenCosts(const DecisionChange& d, int64_t id) {
   CloseCosts(id, d.time);  // a run that restarts without stopping (a migration)
-  const JobRecord& rec = engine_->job(d.job);
-  RunRate rate = engine_->ledger().Rate(rec.placements);
-  for (const RunRate::Part& part : rate.parts) {
+  for (const RunRate::Part& part : d.rate.parts) {
     CostRow row;
     row.id = ++last_cost_;
     row.job = id;
@@ -71,7 +69,7 @@ Result<json> Daemon::Costs(const Caller& caller, const std::string& by, TimeMs s
 }
 
 json Daemon::Tenants(const Caller& caller) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockView();
   const QuotaTracker& q = engine_->quotas();
   json out = json::array();
   for (size_t t = 0; t < spec_->tenants.size(); ++t) {

@@ -23,7 +23,7 @@ class Daemon::StorePort final : public Store {
  public:
   explicit StorePort(Daemon& d) : d_(d) {}
   void PutJob(const JobRecord& job) override { d_.OnJob(job); }
-  void AppendDecision(const Decision& d) override { d_.OnDecision(d); }
+  void AppendDecision(Decision d) override { d_.OnDecision(std::move(d)); }
 
  private:
   Daemon& d_;
@@ -395,6 +395,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteS
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
   d->start_times_.jobs = d->jobs_.size();
   d->start_times_.active = d->engine_->active_count();
+  d->view_ = std::thread([p = d.get()] { p->ViewLoop(); });
   d->loop_ = std::thread([p = d.get()] { p->Loop(); });
   return d;
 }
@@ -407,6 +408,12 @@ Daemon::~Daemon() {
   cv_.notify_all();
   agents_->Shutdown();
   if (loop_.joinable()) loop_.join();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    view_stopping_ = true;  // after what the last cycles handed over
+  }
+  view_cv_.notify_all();
+  if (view_.joinable()) view_.join();
   slurm_.reset();
   store_->Flush().wait();
 }
@@ -511,10 +518,20 @@ void Daemon::Loop() {
   pthread_setname_np(pthread_self(), "engine");  // as ps and top show it
   std::unique_lock<std::mutex> lock(mu_);
   TimeMs alive = 0;
+  // Cycles are at least cycle_interval apart (steady time: the engine's clock may be a
+  // manual one); what arrives meanwhile waits for the next, fuller cycle.
+  const auto interval = std::chrono::milliseconds(options_.cycle_interval);
+  auto last_cycle = std::chrono::steady_clock::now() - interval;
   while (!stopping_) {
+    if (interval.count() > 0) {
+      cv_.wait_until(lock, last_cycle + interval, [&] { return stopping_; });
+      if (stopping_) break;
+      last_cycle = std::chrono::steady_clock::now();
+    }
+    poked_ = false;  // this pass handles what the pokes were for
     CheckAgents(clock_.Now());
     ApplySlurm(clock_.Now());
-    RunEngine();
+    RunEngine(/*hand_over=*/true);
     if (clock_.Now() - alive >= 1000) {
       alive = clock_.Now();
       store_->Alive(alive);
@@ -524,22 +541,24 @@ void Daemon::Loop() {
     if (core_->services->active()) wake = std::min(wake, core_->services->next_time());
     auto deadline = std::chrono::system_clock::time_point(std::chrono::milliseconds(wake));
     cv_.wait_until(lock, deadline, [&] { return stopping_ || poked_; });
-    poked_ = false;
   }
 }
 
-void Daemon::RunEngine() {
+void Daemon::RunEngine(bool hand_over) {
   ServiceDriver& services = *core_->services;
   if (services.active() && services.next_time() <= clock_.Now()) {
     services.Step(*engine_, *replicas_, clock_.Now());
   }
   uint64_t cycles = engine_->counters().cycles;
   auto t0 = std::chrono::steady_clock::now();
+  deferring_ = hand_over;  // the view's thread applies what the cycle changed
   engine_->RunDue();
+  deferring_ = false;
   if (engine_->counters().cycles != cycles) {
     metrics_.ObserveCycle(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
+  if (!changes_.empty()) view_cv_.notify_one();
 }
 
 void Daemon::Poke() {
@@ -549,64 +568,152 @@ void Daemon::Poke() {
 
 void Daemon::OnJob(const JobRecord& rec) {
   if (rec.id.value() >= by_engine_.size()) return;  // Submit is still registering it
-  StoredJob& row = jobs_[by_engine_[rec.id.value()] - 1];
+  if (deferring_) {
+    changes_.emplace_back(ChangeOf(rec));
+    return;
+  }
+  ApplyChanges();
+  ApplyJob(ChangeOf(rec));
+}
+
+Daemon::JobChange Daemon::ChangeOf(const JobRecord& rec) {
+  JobChange c;
+  c.job = rec.id;
+  c.state = rec.state;
+  c.reason = rec.reason;
+  c.first_start = rec.first_start;
+  c.finished = rec.finished;
+  c.last_start = rec.last_start;
+  if (!rec.running() && !rec.finished) c.seen = clock_.Now();
+  c.restarts = rec.restarts;
+  c.kept_ms = rec.kept_ms;
+  c.generation = rec.generation;
+  // A run's placement is formatted once, when it starts (and off the engine's thread).
+  const int64_t id = by_engine_[rec.id.value()];
+  uint64_t& placed = placed_generation_[id - 1];
+  // The row's detail: the record's detail while waiting, else where it runs (or ran), which
+  // was handed over already when the run's placements were (a run's where is set at its start).
+  if (c.waiting() || placed != rec.generation) {
+    c.text = c.waiting() ? rec.detail : rec.where;
+    c.has_text = true;
+  }
+  if (rec.placements.empty()) {
+    c.placement = JobChange::Placement::kClear;
+    placed = kNoPlacement;
+  } else if (restoring_ && !jobs_[id - 1].placement.empty()) {
+    placed = rec.generation;  // adopted where the stored placement says
+  } else if (placed != rec.generation) {
+    c.placement = JobChange::Placement::kFormat;
+    c.placements = rec.placements;
+    placed = rec.generation;
+  }
+  return c;
+}
+
+void Daemon::ApplyJob(const JobChange& c) {
+  StoredJob& row = jobs_[by_engine_[c.job.value()] - 1];
   const bool was_waiting = row.state == "pending" || row.state == "admitted";
-  row.state = std::string(JobStateName(rec.state));
-  bool waiting = rec.state == JobState::kPending || rec.state == JobState::kAdmitted;
-  row.reason = waiting ? std::string(PendingReasonCode(rec.reason)) : "";
+  row.state = std::string(JobStateName(c.state));
+  const bool waiting = c.waiting();
+  row.reason = waiting ? std::string(PendingReasonCode(c.reason)) : "";
   // A run adopted on restart keeps the stored reason it runs where it does.
-  const bool adopted = restoring_ && rec.running() && !row.placement.empty();
-  if (!adopted) row.detail = waiting ? rec.detail : rec.where;
-  if (rec.state == JobState::kFailed) {
+  const bool adopted = restoring_ && c.running() && !row.placement.empty();
+  if (!adopted && c.has_text) row.detail = c.text;
+  if (c.state == JobState::kFailed) {
     if (auto f = fail_detail_.find(row.id); f != fail_detail_.end()) {
       row.detail = f->second;  // what the agents said
       fail_detail_.erase(f);
     }
   }
-  row.first_start = rec.first_start;
-  row.finished = rec.finished;
-  row.restarts = restart_base_[row.id - 1] + rec.restarts;
-  // A run's placement is formatted once, when it starts (the engine's thread is the
-  // scheduler's critical path).
-  uint64_t& placed = placed_generation_[row.id - 1];
-  if (rec.placements.empty()) {
-    row.placement.clear();
-    placed = kNoPlacement;
-  } else if (restoring_ && !row.placement.empty()) {
-    placed = rec.generation;  // adopted where the stored placement says
-  } else if (placed != rec.generation || row.placement.empty()) {
-    row.placement = PlacementJson(rec);
-    placed = rec.generation;
-  }
-  row.run_start = rec.running() ? std::optional<TimeMs>(rec.last_start) : std::nullopt;
-  row.kept_ms = rec.kept_ms;
-  if (!rec.running()) CloseCosts(row.id, rec.finished.value_or(clock_.Now()));
+  row.first_start = c.first_start;
+  row.finished = c.finished;
+  row.restarts = restart_base_[row.id - 1] + c.restarts;
+  if (c.placement == JobChange::Placement::kClear) row.placement.clear();
+  if (c.placement == JobChange::Placement::kFormat) row.placement = PlacementJson(c.placements);
+  row.run_start = c.running() ? std::optional<TimeMs>(c.last_start) : std::nullopt;
+  row.kept_ms = c.kept_ms;
+  if (!c.running()) CloseCosts(row.id, c.finished.value_or(c.seen));
   if (restoring_ && waiting && was_waiting) return;  // queued again: its row says it waits
   store_->UpdateJob(JobUpdate::Of(row));
 }
 
-void Daemon::OnDecision(const Decision& d) {
+void Daemon::OnDecision(Decision d) {
   if (d.job.value() >= by_engine_.size()) return;
+  DecisionChange c;
+  c.time = d.time;
+  c.kind = d.kind;
+  c.job = d.job;
+  c.reason = std::move(d.reason);
+  c.nodes = std::move(d.nodes);
+  c.where = std::move(d.where);
+  if (d.kind == DecisionKind::kRequeue || d.kind == DecisionKind::kPreempt) {
+    const JobRecord& rec = engine_->job(d.job);
+    c.lost_device_ms = rec.lost_device_ms;
+    c.restarts = rec.restarts;
+  }
+  if (d.kind == DecisionKind::kStart)
+    c.rate = engine_->ledger().Rate(engine_->job(d.job).placements);
+  if (deferring_) {
+    changes_.emplace_back(std::move(c));
+    return;
+  }
+  ApplyChanges();
+  ApplyDecision(c);
+}
+
+void Daemon::ApplyDecision(const DecisionChange& d) {
+  const int64_t id = by_engine_[d.job.value()];
+  metrics_.CountDecision(std::string(DecisionKindName(d.kind)));
+  if (d.kind == DecisionKind::kStart) OpenCosts(d, id);
+  if (d.kind == DecisionKind::kRequeue || d.kind == DecisionKind::kPreempt) {
+    // A run stopped before its end: the work it threw away (since its last checkpoint), all
+    // restarts of the job together, in device-seconds.
+    json detail = {{"lost_device_seconds", std::round(d.lost_device_ms / 100.0) / 10.0},
+                   {"restarts", restart_base_[id - 1] + d.restarts}};
+    store_->AppendDecision(
+        {0, d.time, std::string(DecisionKindName(d.kind)), id, d.reason, detail.dump()});
+    return;
+  }
   std::vector<std::string> nodes;
   nodes.reserve(d.nodes.size());
   for (uint32_t n : d.nodes)
     nodes.push_back(engine_->cell().node_name(n));
-  metrics_.CountDecision(std::string(DecisionKindName(d.kind)));
-  if (d.kind == DecisionKind::kStart) OpenCosts(d, by_engine_[d.job.value()]);
-  if (d.kind == DecisionKind::kRequeue || d.kind == DecisionKind::kPreempt) {
-    // A run stopped before its end: the work it threw away (since its last checkpoint), all
-    // restarts of the job together, in device-seconds.
-    const JobRecord& rec = engine_->job(d.job);
-    json detail = {{"lost_device_seconds", std::round(rec.lost_device_ms / 100.0) / 10.0},
-                   {"restarts", restart_base_[by_engine_[d.job.value()] - 1] + rec.restarts}};
-    store_->AppendDecision({0, d.time, std::string(DecisionKindName(d.kind)),
-                            by_engine_[d.job.value()], d.reason, detail.dump()});
-    return;
-  }
   // The detail's JSON is made on the store's writer thread.
-  store_->AppendDecision(
-      {0, d.time, std::string(DecisionKindName(d.kind)), by_engine_[d.job.value()], d.reason, ""},
-      std::move(nodes), d.where);
+  store_->AppendDecision({0, d.time, std::string(DecisionKindName(d.kind)), id, d.reason, ""},
+                         std::move(nodes), d.where);
+}
+
+void Daemon::ApplyChanges() {
+  if (changes_.empty()) return;
+  // The two buffers trade places, each keeping its capacity: the cycles' hooks append to
+  // memory already in use.
+  applying_.swap(changes_);
+  for (const auto& change : applying_) {
+    if (const JobChange* j = std::get_if<JobChange>(&change)) {
+      ApplyJob(*j);
+    } else {
+      ApplyDecision(std::get<DecisionChange>(change));
+    }
+  }
+  applying_.clear();
+}
+
+std::unique_lock<std::mutex> Daemon::LockView() const {
+  std::unique_lock<std::mutex> lock(mu_);
+  // Catching up is no change of the caller's: the view takes what the engine's thread handed
+  // over (the daemon is never a const object; the readers' methods are const).
+  const_cast<Daemon*>(this)->ApplyChanges();
+  return lock;
+}
+
+void Daemon::ViewLoop() {
+  pthread_setname_np(pthread_self(), "view");  // as ps and top show it
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    view_cv_.wait(lock, [&] { return view_stopping_ || !changes_.empty(); });
+    ApplyChanges();
+    if (view_stopping_) return;
+  }
 }
 
 Result<std::vector<Placement>> Daemon::PlacementsOf(std::vector<StoredTask> tasks) const {
@@ -621,15 +728,15 @@ Result<std::vector<Placement>> Daemon::PlacementsOf(std::vector<StoredTask> task
   return out;
 }
 
-std::string Daemon::PlacementJson(const JobRecord& rec) const {
+std::string Daemon::PlacementJson(const std::vector<Placement>& placements) const {
   // Written out directly, not through a JSON document: this runs on the engine's thread at
   // every start. [{"node", "cpu", "memory", "kind" (when not 0), "cluster", "model" (with
   // devices), "devices": [{"index", "milli"}]}]
   const CellState& cell = engine_->cell();
   std::string out = "[";
-  out.reserve(128 * rec.placements.size() + 2);
+  out.reserve(128 * placements.size() + 2);
   auto to = std::back_inserter(out);
-  for (const Placement& p : rec.placements) {
+  for (const Placement& p : placements) {
     if (out.size() > 1) out += ',';
     out += "{\"node\":";
     AppendJsonString(out, cell.node_name(p.node));
@@ -676,7 +783,7 @@ Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& bo
   std::shared_future<Status> durable;
   StoredJob row;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    auto lock = LockView();
     if (!idempotency_key.empty()) {
       auto it = by_idempotency_.find(IdempotencyKey(caller.name, idempotency_key));
       if (it != by_idempotency_.end()) {
@@ -710,7 +817,7 @@ Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& bo
     durable = AddRow(row);
   }
   Status s = durable.get();
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockView();
   if (!s.ok()) {
     // Not durable, so not accepted: the row stays as a failed submission nobody sees again.
     StoredJob& failed = jobs_[row.id - 1];
@@ -797,7 +904,7 @@ Result<int64_t> Daemon::Resolve(const Caller& caller, const std::string& ref,
 
 Result<StoredJob> Daemon::GetJob(const Caller& caller, const std::string& ref,
                                  const std::string& tenant) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockView();
   auto id = Resolve(caller, ref, tenant);
   if (!id.ok()) return id.status();
   return View(*id);
@@ -817,7 +924,7 @@ StoredJob Daemon::View(int64_t id) const {
 }
 
 JobPage Daemon::ListJobs(const Caller& caller, const JobFilter& f) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockView();
   JobPage page;
   int limit = std::clamp(f.limit, 1, 1000);
   for (size_t i = static_cast<size_t>(std::max<int64_t>(f.after, 0)); i < jobs_.size(); ++i) {
@@ -838,7 +945,7 @@ JobPage Daemon::ListJobs(const Caller& caller, const JobFilter& f) const {
 
 Result<StoredJob> Daemon::Cancel(const Caller& caller, const std::string& ref,
                                  const std::string& tenant) {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockView();
   auto id = Resolve(caller, ref, tenant);
   if (!id.ok()) return id.status();
   StoredJob& row = jobs_[*id - 1];
@@ -862,7 +969,7 @@ Result<json> Daemon::Explain(const Caller& caller, const std::string& ref,
                              const std::string& tenant) {
   StoredJob row;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    auto lock = LockView();
     auto id = Resolve(caller, ref, tenant);
     if (!id.ok()) return id.status();
     row = View(*id);
@@ -899,7 +1006,7 @@ Result<json> Daemon::Decisions(const Caller& caller, DecisionQuery q) const {
   for (int reads = 0; reads < 20; ++reads) {
     auto rows = store_->QueryDecisionLog(q);
     if (!rows.ok()) return rows.status();
-    std::lock_guard<std::mutex> lock(mu_);
+    auto lock = LockView();
     for (const StoredDecision& d : *rows) {
       q.after = d.seq;
       if (d.job < 1 || d.job > static_cast<int64_t>(jobs_.size())) continue;
@@ -939,7 +1046,7 @@ Status Daemon::PutPrincipal(const Caller& caller, Principal p, std::string* fiel
   }
   if (!p.node.empty()) {
     if (*role != Role::kAgent) return invalid("node", "only an agent is bound to a node");
-    std::lock_guard<std::mutex> lock(mu_);
+    auto lock = LockView();
     if (!core_->node_index.contains(p.node)) {
       return invalid("node", "no node \"" + p.node + "\" in the fleet");
     }
@@ -985,7 +1092,7 @@ Result<std::string> Daemon::IssueToken(const Caller& caller, const std::string& 
 }
 
 std::vector<Gauge> Daemon::Gauges() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockView();
   std::map<std::pair<std::string, std::string>, int64_t> queued;  // (class, tenant)
   std::map<std::string, int64_t> states;
   for (const StoredJob& j : jobs_) {
@@ -1048,7 +1155,7 @@ std::vector<Gauge> Daemon::Gauges() const {
 }
 
 Daemon::Counts Daemon::counts() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockView();
   return {engine_->pending_count(), engine_->running_count(), jobs_.size()};
 }
 

@@ -9,7 +9,10 @@
 // previous process had started is requeued: the emulated backend's timers died with it).
 //
 // Thread-safety: every public method may be called from any thread; one mutex guards the
-// engine and the view, and the engine runs on a thread of its own.
+// engine and the view, and the engine runs on a thread of its own. What a scheduling cycle
+// changes reaches the view and the store through a thread of their own ("view"): the cycle
+// only hands over the parts of the records they need (JobChange, DecisionChange), and every
+// call that reads the view applies what is still pending first.
 #pragma once
 
 #include <atomic>
@@ -23,6 +26,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include "backends/local/agent_hub.h"
@@ -48,6 +52,10 @@ struct DaemonOptions {
   uint64_t seed = 1;
   // How often services are scaled to their load.
   Millis scale_interval = 30 * 1000;
+  // The least time between two scheduling cycles: what arrives meanwhile (submissions,
+  // finishes) waits for the next, fuller cycle; the first change after a quiet spell is
+  // scheduled at once. 0 = a cycle at every change (docs/serve.md#performance).
+  Millis cycle_interval = 5;
   // Node agents: how often they sync at least, and the silence after which a node is lost.
   Millis agent_heartbeat = 2000;
   Millis agent_lost_after = 10000;
@@ -248,23 +256,64 @@ class Daemon {
   // workers read of the rows that had not ended (nullopt for the others).
   Status Restore(StoreSnapshot& snap, std::vector<std::optional<RestoredJob>>& read);
   void Loop();
-  // Under mu_: handles what is due and schedules, timing the cycle.
-  void RunEngine();
+  // Under mu_: handles what is due and schedules, timing the cycle. With `hand_over` (the
+  // engine's own thread), what the cycle changes goes to the view's thread; otherwise (an API
+  // call that schedules at once) it is applied before this returns.
+  void RunEngine(bool hand_over = false);
   void Poke();
   // Under mu_: the job a reference names for the caller.
   Result<int64_t> Resolve(const Caller& caller, const std::string& ref,
                           const std::string& tenant) const;
   // Under mu_: the job's row, with a waiting job's current reason from the engine.
   StoredJob View(int64_t id) const;
-  // Under mu_: the engine's record changed.
+  // What the view and the store take of an engine's record, handed over by its hook.
+  struct JobChange {
+    JobId job;
+    JobState state = JobState::kPending;
+    PendingReason reason = PendingReason::kNew;
+    std::string text;  // the row's detail, when it changes (has_text)
+    bool has_text = false;
+    std::optional<TimeMs> first_start, finished;
+    TimeMs last_start = 0;
+    TimeMs seen = 0;  // when the hook ran: the end of a run that stopped unfinished
+    int32_t restarts = 0;
+    Millis kept_ms = 0;
+    uint64_t generation = 0;
+    enum class Placement { kKeep, kClear, kFormat } placement = Placement::kKeep;
+    std::vector<tessera::Placement> placements;  // kFormat: the run's
+    bool running() const { return state == JobState::kRunning; }
+    bool waiting() const { return state == JobState::kPending || state == JobState::kAdmitted; }
+  };
+  struct DecisionChange {
+    TimeMs time = 0;
+    DecisionKind kind = DecisionKind::kStart;
+    JobId job;
+    std::string reason;
+    std::vector<uint32_t> nodes;
+    std::string where;
+    double lost_device_ms = 0;  // kRequeue, kPreempt: the job's, all restarts together
+    int32_t restarts = 0;       // and its restarts in this process
+    RunRate rate;               // kStart: what the run costs
+  };
+  // Under mu_: the engine's record changed (its store port). During a cycle the change is
+  // handed to the view's thread; otherwise what is pending is applied, then the change.
   void OnJob(const JobRecord& rec);
-  void OnDecision(const Decision& d);
-  std::string PlacementJson(const JobRecord& rec) const;
+  void OnDecision(Decision d);
+  // Under mu_.
+  JobChange ChangeOf(const JobRecord& rec);
+  void ApplyJob(const JobChange& c);
+  void ApplyDecision(const DecisionChange& c);
+  // Under mu_: applies the changes the last cycles handed over, in order.
+  void ApplyChanges();
+  // mu_, locked, with the view up to date.
+  std::unique_lock<std::mutex> LockView() const;
+  void ViewLoop();
+  std::string PlacementJson(const std::vector<Placement>& placements) const;
   // A stored run's placements (read by ParsePlacement) on this cell's node indices.
   Result<std::vector<Placement>> PlacementsOf(std::vector<StoredTask> tasks) const;
   // Under mu_: a run of job `id` starts (decision `d`): its cost rows open; they close when
   // the run ends.
-  void OpenCosts(const Decision& d, int64_t id);
+  void OpenCosts(const DecisionChange& d, int64_t id);
   void CloseCosts(int64_t id, TimeMs end);
   // Under mu_.
   nlohmann::ordered_json NodeJson(const Caller& caller, uint32_t node) const;
@@ -326,8 +375,9 @@ class Daemon {
   std::vector<int64_t> by_engine_;               // engine JobId -> store id
   std::vector<std::optional<JobId>> engine_id_;  // by id - 1
   std::vector<int32_t> restart_base_;            // by id - 1: restarts before this process
-  // By id - 1: the run generation row.placement was formatted for (the engine's ids; reset
-  // by a reload, whose engine counts afresh).
+  // By id - 1: the run generation whose placements the hooks last handed over to be
+  // formatted into row.placement (the engine's ids; reset by a reload, whose engine counts
+  // afresh).
   std::vector<uint64_t> placed_generation_;
   static constexpr uint64_t kNoPlacement = ~uint64_t{0};
   std::unordered_map<std::string, std::vector<int64_t>> by_name_;
@@ -339,6 +389,12 @@ class Daemon {
   std::map<std::string, ServiceEntry> services_;        // by name
   int64_t last_cost_ = 0;                               // the highest cost row id
   std::map<int64_t, std::vector<int64_t>> open_costs_;  // job id -> cost rows of its run
+  bool deferring_ = false;  // under mu_: the engine's thread runs a cycle; hooks hand over
+  std::vector<std::variant<JobChange, DecisionChange>> changes_;   // under mu_: not yet applied
+  std::vector<std::variant<JobChange, DecisionChange>> applying_;  // under mu_: ApplyChanges'
+  std::condition_variable view_cv_;                                // changes_ or view_stopping_
+  bool view_stopping_ = false;
+  std::thread view_;
   std::thread loop_;
 };
 

@@ -21,7 +21,7 @@ std::string NodeStateName(bool up, bool cordoned, bool draining) {
 }  // namespace
 
 json Daemon::Clusters() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockView();
   const CellState& cell = engine_->cell();
   struct Totals {
     int64_t nodes = 0, ready = 0, cordoned = 0, down = 0;
@@ -124,7 +124,7 @@ json Daemon::NodeJson(const Caller& caller, uint32_t n) const {
 
 json Daemon::ListNodes(const Caller& caller, const std::string& cluster, int64_t after, int limit,
                        int64_t* next) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockView();
   const CellState& cell = engine_->cell();
   json out = json::array();
   *next = 0;
@@ -141,7 +141,7 @@ json Daemon::ListNodes(const Caller& caller, const std::string& cluster, int64_t
 }
 
 Result<json> Daemon::GetNode(const Caller& caller, const std::string& name) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockView();
   auto it = core_->node_index.find(name);
   if (it == core_->node_index.end()) return NotFound("no node \"" + name + "\"");
   return NodeJson(caller, it->second);
@@ -154,7 +154,7 @@ Result<json> Daemon::HoldNode(const Caller& caller, const std::string& name,
   }
   std::shared_future<Status> durable;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    auto lock = LockView();
     auto it = core_->node_index.find(name);
     if (it == core_->node_index.end()) return NotFound("no node \"" + name + "\"");
     NodeFlags f{name, action != "uncordon", action == "drain"};
@@ -162,7 +162,7 @@ Result<json> Daemon::HoldNode(const Caller& caller, const std::string& name,
     durable = store_->PutNodeFlags(f);
   }
   if (Status s = durable.get(); !s.ok()) return s;
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockView();
   uint32_t n = core_->node_index.at(name);
   TimeMs now = clock_.Now();
   if (action == "cordon") {

@@ -56,7 +56,7 @@ Result<json> Daemon::Reload(const Caller& caller, bool apply) {
   if (!apply) return out;
 
   auto spec = std::make_shared<const Spec>(std::move(*loaded.spec));
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockView();
   auto core = MakeCore(spec);
   if (!core.ok()) return core.status();
   std::unique_ptr<Core> old = std::move(core_);

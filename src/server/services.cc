@@ -121,7 +121,7 @@ Result<ServiceOutcome> Daemon::SubmitService(const Caller& caller, const std::st
   }
   std::shared_future<Status> durable;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    auto lock = LockView();
     auto it = services_.find(name);
     if (it != services_.end()) {
       // Another tenant's service of that name is not revealed beyond the conflict.
@@ -136,7 +136,7 @@ Result<ServiceOutcome> Daemon::SubmitService(const Caller& caller, const std::st
     durable = store_->InsertService(std::move(v));
   }
   Status s = durable.get();
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockView();
   ServiceEntry& e = services_[name];
   if (!s.ok()) {
     services_.erase(name);
@@ -158,7 +158,7 @@ Result<ServiceOutcome> Daemon::SubmitService(const Caller& caller, const std::st
 }
 
 json Daemon::ListServices(const Caller& caller) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockView();
   json items = json::array();
   for (const auto& [name, e] : services_)
     if (e.durable && caller.MaySee(e.stored.tenant)) items.push_back(ServiceJson(e));
@@ -166,7 +166,7 @@ json Daemon::ListServices(const Caller& caller) const {
 }
 
 Result<json> Daemon::GetService(const Caller& caller, const std::string& name) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockView();
   auto e = ServiceFor(services_, caller, name);
   if (!e.ok()) return e.status();
   return ServiceJson(**e);
@@ -175,14 +175,14 @@ Result<json> Daemon::GetService(const Caller& caller, const std::string& name) c
 Result<json> Daemon::DeleteService(const Caller& caller, const std::string& name) {
   std::shared_future<Status> durable;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    auto lock = LockView();
     auto e = ServiceFor(services_, caller, name, "delete services");
     if (!e.ok()) return e.status();
     (*e)->durable = false;  // hidden while the delete commits
     durable = store_->DeleteService(name);
   }
   Status s = durable.get();
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockView();
   auto it = services_.find(name);
   if (!s.ok()) {
     it->second.durable = true;
@@ -212,7 +212,7 @@ Result<json> Daemon::ReportLoad(const Caller& caller, const std::string& name,
   if (!in["rps"].is_number() || in["rps"].get<double>() < 0) {
     return bad("rps", "rps must be a number >= 0, got " + in["rps"].dump());
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = LockView();
   auto e = ServiceFor(services_, caller, name, "report the load of services");
   if (!e.ok()) return e.status();
   if (!(*e)->error.empty()) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -565,6 +566,49 @@ TEST(Serve, MetricsShowRequestsDecisionsQueuesAndAllocation) {
   EXPECT_EQ(created, 4) << d.log();
   EXPECT_EQ(refused, 1) << d.log();
   EXPECT_GT(lines, 5);
+}
+
+// Under a storm every submission asks for a cycle; --cycle-interval runs at most one per
+// interval, each taking what arrived meanwhile (and none between them). Bad values exit 2.
+TEST(Serve, ACycleIntervalGathersWhatArrivesMeanwhileIntoFewerCycles) {
+  std::string out;
+  EXPECT_EQ(RunTessera("serve --config " + kEnterprise + " --cycle-interval 20s", &out, true), 2)
+      << out;
+  EXPECT_NE(out.find("--cycle-interval: expected a duration from 0 to 10s"), std::string::npos)
+      << out;
+  EXPECT_EQ(RunTessera("serve --config " + kEnterprise + " --cycle-interval soon", &out, true), 2)
+      << out;
+
+  auto dir = FreshDir("cycle-interval");
+  DaemonProcess d(dir, kEnterprise);
+  d.set_extra_args({"--cycle-interval", "300ms"});
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http admin(d.url(), d.admin_token());
+  auto cycles = [&] {
+    return Sample(Http(d.url()).Get("/metrics")->body, "tessera_scheduling_cycle_seconds_count");
+  };
+  const double before = cycles();
+  const auto t0 = std::chrono::steady_clock::now();
+  constexpr int kJobs = 20;
+  for (int i = 0; i < kJobs; ++i) {
+    ASSERT_EQ(admin.Post("/v1/jobs", JobBody("c" + std::to_string(i), "consumer/ads/ctr"))->status,
+              201);
+  }
+  size_t running = 0;
+  for (int i = 0; i < 300 && running < kJobs; ++i) {
+    running = Body(admin.Get("/v1/jobs?state=running&limit=100"))["items"].size();
+    if (running < kJobs) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const double after = cycles();
+  const auto elapsed_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+          .count();
+  EXPECT_EQ(running, kJobs);
+  // Cycles are at least 300 ms apart: at most one more than the intervals that passed.
+  EXPECT_LE(after - before, 1 + static_cast<double>(elapsed_ms) / 300)
+      << "cycles " << before << " -> " << after << " in " << elapsed_ms << " ms";
+  EXPECT_GE(after - before, 1);
+  EXPECT_EQ(d.Stop(), 0);
 }
 
 // Each thread of process `pid` by name: the nice values of the threads of that name.
