@@ -637,6 +637,7 @@ TEST(Serve, TheEngineThreadComesBeforeTheApisWorkers) {
   auto threads = NiceByThread(d.pid());
   ASSERT_EQ(threads["engine"], std::vector<int>{0});
   ASSERT_EQ(threads["store-writer"], std::vector<int>{0});
+  ASSERT_EQ(threads["view"], std::vector<int>{0});  // applies what cycles change
   // The workers that answered (at least the submission's) run at nice 10.
   ASSERT_FALSE(threads["api"].empty());
   for (int nice : threads["api"])
