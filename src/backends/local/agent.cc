@@ -148,8 +148,12 @@ class AgentCore {
     }
     for (const TaskKey& k : supervisor_.Running()) {
       if (wanted.count(k)) continue;
+      // A stop without a grace period of its own (a cancel, a preemption without a rule,
+      // the rest of a failed gang: 0) gets the agent's: SIGKILL right behind SIGTERM left a
+      // task no time to act on the signal.
       auto g = graces.find(k);
-      supervisor_.Stop(k, g == graces.end() ? options_.default_grace : g->second, now);
+      supervisor_.Stop(k, g == graces.end() || g->second <= 0 ? options_.default_grace : g->second,
+                       now);
     }
   }
 
