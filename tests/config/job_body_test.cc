@@ -1,7 +1,10 @@
 // One job checked against a loaded configuration: what an API submission's body goes through.
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
+#include "config/job_json.h"
 #include "config/loader.h"
+#include "config/yaml_json.h"
 #include "testutil/spec_fixture.h"
 
 namespace tessera {
@@ -27,6 +30,50 @@ TEST(JobBody, AJsonJobResolvesAgainstTheConfiguration) {
   EXPECT_EQ(r.job->TaskCount(), 2);
   EXPECT_EQ(Base().model(r.job->task_groups[0].request.devices.models[0].model).name, "H800");
   EXPECT_EQ(r.job->runtime, Millis{2 * 3600 * 1000});
+}
+
+// A JSON body is read by nlohmann's parser into the nodes the parsers take (the YAML scanner is
+// several times slower); a body prefixed with a YAML comment is not JSON, so the YAML reader
+// takes it. Both must give the same job, for every job of the enterprise example.
+TEST(JobBody, AJsonBodyAndTheSameBodyReadAsYamlGiveTheSameJob) {
+  LoadResult enterprise = LoadSpecFiles({std::string(TESSERA_SOURCE_DIR) + "/examples/enterprise"});
+  ASSERT_TRUE(enterprise.spec.has_value()) << enterprise.diagnostics.ToString();
+  const Spec& spec = *enterprise.spec;
+  YAML::Node file =
+      YAML::LoadFile(std::string(TESSERA_SOURCE_DIR) + "/examples/enterprise/jobs.yaml");
+  std::vector<std::string> bodies;
+  for (const YAML::Node& job : file["jobs"])
+    bodies.push_back(YamlToJson(job).dump());
+  // Numbers as JSON writes them in other ways: keep their text, as the YAML reader does.
+  bodies.push_back(R"({"name":"n","class":"batch","tenant":"consumer/ads/ctr","priority":7,)"
+                   R"("taskGroups":[{"count":2,"cpu":1.50,"memory":"1Gi"}],"runtime":"1e2s"})");
+  ASSERT_GE(bodies.size(), 10u);
+  for (const std::string& body : bodies) {
+    JobLoad json = LoadJobText(spec, {"body", body});
+    JobLoad yaml = LoadJobText(spec, {"body", "# read as YAML\n" + body});
+    ASSERT_EQ(json.job.has_value(), yaml.job.has_value())
+        << body << "\n"
+        << json.diagnostics.ToString() << yaml.diagnostics.ToString();
+    if (!json.job) {
+      EXPECT_EQ(json.diagnostics.ToString().size(), yaml.diagnostics.ToString().size()) << body;
+      continue;
+    }
+    EXPECT_EQ(ResolvedJobJson(spec, *json.job), ResolvedJobJson(spec, *yaml.job)) << body;
+  }
+}
+
+TEST(JobBody, AJsonBodysErrorsStillNameTheirLine) {
+  // Two values for one field, and an unknown field: the JSON reader keeps both keys, the
+  // parsers refuse them, and the YAML reader says where.
+  JobLoad r = LoadJobText(Base(), {"body", R"({"name": "a", "class": "batch",
+ "name": "b", "tenant": "acme/prod", "taskGroups": [{"cpu": 1, "memory": "1Gi"}],
+ "colour": "red"})"});
+  EXPECT_FALSE(r.job.has_value());
+  std::string text = r.diagnostics.ToString();
+  EXPECT_NE(text.find("body:2:"), std::string::npos) << text;
+  EXPECT_NE(text.find("duplicate key \"name\""), std::string::npos) << text;
+  EXPECT_NE(text.find("body:3:"), std::string::npos) << text;
+  EXPECT_NE(text.find("colour"), std::string::npos) << text;
 }
 
 TEST(JobBody, ErrorsNameTheLineAndTheFieldWithinTheJob) {
