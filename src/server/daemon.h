@@ -260,6 +260,7 @@ class Daemon {
   // engine's own thread), what the cycle changes goes to the view's thread; otherwise (an API
   // call that schedules at once) it is applied before this returns.
   void RunEngine(bool hand_over = false);
+  // Under mu_: asks the engine's thread for a pass (handling what is due, then a cycle).
   void Poke();
   // Under mu_: the job a reference names for the caller.
   Result<int64_t> Resolve(const Caller& caller, const std::string& ref,

@@ -55,10 +55,11 @@ void Metrics::ObserveRequest(const std::string& route, const std::string& method
   request_seconds_[{route, method}].Observe(seconds);
 }
 
-void Metrics::ObserveCycle(double seconds) {
+void Metrics::ObserveCycle(double seconds, double cpu_seconds) {
   std::lock_guard<std::mutex> lock(engine_mu_);
   ++cycles_;
   cycle_seconds_.Observe(seconds);
+  cycle_cpu_seconds_ += cpu_seconds;
 }
 
 void Metrics::CountDecision(const std::string& kind) {
@@ -90,6 +91,11 @@ std::string Metrics::Render(const std::vector<Gauge>& gauges) const {
     out += "# HELP tessera_scheduling_cycle_seconds Time the engine took per scheduling pass.\n";
     out += "# TYPE tessera_scheduling_cycle_seconds histogram\n";
     cycle_seconds_.Write(out, "tessera_scheduling_cycle_seconds", "");
+    out +=
+        "# HELP tessera_scheduling_cycle_cpu_seconds_total Time the engine's thread was on a core "
+        "during its scheduling passes (the rest of their time it waited for one).\n";
+    out += "# TYPE tessera_scheduling_cycle_cpu_seconds_total counter\n";
+    out += fmt::format("tessera_scheduling_cycle_cpu_seconds_total {}\n", cycle_cpu_seconds_);
     out += "# HELP tessera_decisions_total Scheduling decisions by kind (start, preempt, ...).\n";
     out += "# TYPE tessera_decisions_total counter\n";
     for (const auto& [kind, n] : decisions_)

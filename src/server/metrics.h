@@ -40,7 +40,9 @@ class Metrics {
  public:
   void ObserveRequest(const std::string& route, const std::string& method, int status,
                       double seconds);
-  void ObserveCycle(double seconds);
+  // A scheduling pass: its wall time, and the time the engine's thread was on a core during it
+  // (the rest it waited for one).
+  void ObserveCycle(double seconds, double cpu_seconds);
   void CountDecision(const std::string& kind);
   // The whole exposition: the counters and histograms kept here, then `gauges`.
   std::string Render(const std::vector<Gauge>& gauges) const;
@@ -54,6 +56,7 @@ class Metrics {
   std::map<std::pair<std::string, std::string>, Histogram> request_seconds_;
   Histogram cycle_seconds_;                    // under engine_mu_
   uint64_t cycles_ = 0;                        // under engine_mu_
+  double cycle_cpu_seconds_ = 0;               // under engine_mu_
   std::map<std::string, uint64_t> decisions_;  // under engine_mu_
 };
 

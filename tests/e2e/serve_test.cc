@@ -543,6 +543,11 @@ TEST(Serve, MetricsShowRequestsDecisionsQueuesAndAllocation) {
       << text;
   EXPECT_EQ(Sample(text, R"(tessera_jobs{state="running"})"), 3) << text;
   EXPECT_GT(Sample(text, "tessera_scheduling_cycle_seconds_count"), 0) << text;
+  // The cycles' time on a core is a part of their wall time.
+  EXPECT_GT(Sample(text, "tessera_scheduling_cycle_cpu_seconds_total"), 0) << text;
+  EXPECT_LE(Sample(text, "tessera_scheduling_cycle_cpu_seconds_total"),
+            Sample(text, "tessera_scheduling_cycle_seconds_sum"))
+      << text;
   EXPECT_EQ(Sample(text, R"(tessera_devices{cluster="north-h800",model="H800"})"), 2048) << text;
   EXPECT_NE(text.find("tessera_http_request_duration_seconds_bucket{route=\"/v1/jobs\""),
             std::string::npos);
