@@ -1175,8 +1175,9 @@ GangResult Engine::PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask
     ModelMask models = c.mask == 0 ? mask : s.models & mask;
     GangResult r = PlaceSpread(c, Variant(c, models, ClusterScope(s.cluster)), s.cluster);
     if (r.outcome == PlaceOutcome::kPlaced) {
-      j.where =
-          DescribeChoice(spec_, *c.global, choice, s.cluster, BurstWhy(j, c, cs.now)) + fell_back;
+      j.where = DescribeChoice(spec_, *c.global, choice, s.cluster,
+                               AnyBlocked(choice) ? BurstWhy(j, c, cs.now) : std::string());
+      j.where += fell_back;
       return r;
     }
     // The summary promised room the nodes do not have (CPU or memory taken where the devices

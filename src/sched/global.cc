@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -14,21 +15,107 @@ namespace {
 
 constexpr double kHourMs = 3600.0 * 1000.0;
 
-std::string ModelNames(const Spec& spec, ModelMask mask) {
-  std::string out;
+// "H800/A100" ("devices" for none): appended to `out`.
+void AppendModelNames(std::string& out, const Spec& spec, ModelMask mask) {
+  const size_t start = out.size();
   for (ModelMask m = mask; m != 0; m &= m - 1) {
     size_t i = static_cast<size_t>(std::countr_zero(m));
     if (i >= spec.device_models.size()) break;
-    out += (out.empty() ? "" : "/") + spec.device_models[i].name;
+    if (out.size() > start) out += '/';
+    out += spec.device_models[i].name;
   }
-  return out.empty() ? "devices" : out;
+  if (out.size() == start) out += "devices";
 }
 
-std::string Fixed(double v) {
-  if (std::fabs(v) < 0.005) v = 0;  // no "-0.00"
+// `v` with two decimals ("0.00", never "-0.00"), appended to `out`.
+void AppendFixed(std::string& out, double v) {
+  if (std::fabs(v) < 0.005) v = 0;
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", v);
-  return buf;
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, 2);
+  if (ec != std::errc()) end = buf + std::snprintf(buf, sizeof buf, "%.2f", v);
+  out.append(buf, end);
+}
+
+// The explanations are built by appending to one string: a start's text is made on the
+// engine's thread at every start, and its temporaries were most of its cost.
+void AppendPassed(std::string& out, const Spec& spec, const GlobalRequest& request,
+                  const GlobalChoice& choice, const std::string& blocked_why) {
+  bool first = true;
+  for (const Passed& p : choice.passed) {
+    const Cluster& cluster = spec.clusters[p.cluster];
+    if (!first) out += ", ";
+    first = false;
+    out += cluster.name;
+    out += ": ";
+    switch (p.code) {
+      case PassCode::kRule:
+        out += ReasonCode(*request.constraints.verdicts[p.cluster]);
+        out += " (";
+        out += request.constraints.excluded_by[p.cluster];
+        out += ')';
+        break;
+      case PassCode::kTier:
+        out += "TierNotAllowed (";
+        out += ClusterTierName(cluster.tier);
+        out += ')';
+        break;
+      case PassCode::kBlocked:
+        out += blocked_why;
+        break;
+      case PassCode::kUnavailable:
+        out += "Unavailable (no schedulable node)";
+        break;
+      case PassCode::kCpu:
+        out += "InsufficientCpu (no node with ";
+        out += FormatMilli(p.need);
+        out += " free CPU)";
+        break;
+      case PassCode::kNoModel:
+        out += "ModelNotAllowed (none of the job's device models)";
+        break;
+      case PassCode::kTooSmall:
+        out += "TooSmall (";
+        out += FormatMilli(p.have);
+        out += ' ';
+        AppendModelNames(out, spec, p.models);
+        out += " in all, the job needs ";
+        out += FormatMilli(p.need);
+        out += ')';
+        break;
+      case PassCode::kBusy:
+        out += "Busy (";
+        out += FormatMilli(p.have);
+        out += ' ';
+        AppendModelNames(out, spec, p.models);
+        out += " free of ";
+        out += FormatMilli(p.need);
+        out += " needed";
+        if (p.queued > 0) {
+          out += "; ";
+          out += FormatMilli(p.queued);
+          out += " more wanted by other pending jobs";
+        }
+        out += ')';
+        break;
+      case PassCode::kFragmented:
+      case PassCode::kNoNode:
+        out += "Fragmented (no node with ";
+        out += FormatMilli(p.need);
+        out += " free ";
+        AppendModelNames(out, spec, p.models);
+        out += ')';
+        break;
+      case PassCode::kNoLeaf:
+        out += "Fragmented (no leaf switch with ";
+        out += FormatMilli(p.need);
+        out += " free ";
+        AppendModelNames(out, spec, p.models);
+        out += "; at most ";
+        out += FormatMilli(p.have);
+        out += ')';
+        break;
+    }
+  }
 }
 
 }  // namespace
@@ -185,77 +272,57 @@ GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
 std::string DescribePassed(const Spec& spec, const GlobalRequest& request,
                            const GlobalChoice& choice, const std::string& blocked_why) {
   std::string out;
-  for (const Passed& p : choice.passed) {
-    const Cluster& cluster = spec.clusters[p.cluster];
-    std::string why;
-    switch (p.code) {
-      case PassCode::kRule:
-        why = std::string(ReasonCode(*request.constraints.verdicts[p.cluster])) + " (" +
-              request.constraints.excluded_by[p.cluster] + ")";
-        break;
-      case PassCode::kTier:
-        why = "TierNotAllowed (" + std::string(ClusterTierName(cluster.tier)) + ")";
-        break;
-      case PassCode::kBlocked:
-        why = blocked_why;
-        break;
-      case PassCode::kUnavailable:
-        why = "Unavailable (no schedulable node)";
-        break;
-      case PassCode::kCpu:
-        why = "InsufficientCpu (no node with " + FormatMilli(p.need) + " free CPU)";
-        break;
-      case PassCode::kNoModel:
-        why = "ModelNotAllowed (none of the job's device models)";
-        break;
-      case PassCode::kTooSmall:
-        why = "TooSmall (" + FormatMilli(p.have) + " " + ModelNames(spec, p.models) +
-              " in all, the job needs " + FormatMilli(p.need) + ")";
-        break;
-      case PassCode::kBusy:
-        why = "Busy (" + FormatMilli(p.have) + " " + ModelNames(spec, p.models) + " free of " +
-              FormatMilli(p.need) + " needed" +
-              (p.queued > 0 ? "; " + FormatMilli(p.queued) + " more wanted by other pending jobs"
-                            : "") +
-              ")";
-        break;
-      case PassCode::kFragmented:
-      case PassCode::kNoNode:
-        why = "Fragmented (no node with " + FormatMilli(p.need) + " free " +
-              ModelNames(spec, p.models) + ")";
-        break;
-      case PassCode::kNoLeaf:
-        why = "Fragmented (no leaf switch with " + FormatMilli(p.need) + " free " +
-              ModelNames(spec, p.models) + "; at most " + FormatMilli(p.have) + ")";
-        break;
-    }
-    out += (out.empty() ? "" : ", ") + cluster.name + ": " + why;
-  }
+  AppendPassed(out, spec, request, choice, blocked_why);
   return out;
+}
+
+bool AnyBlocked(const GlobalChoice& choice) {
+  return std::any_of(choice.passed.begin(), choice.passed.end(),
+                     [](const Passed& p) { return p.code == PassCode::kBlocked; });
 }
 
 std::string DescribeChoice(const Spec& spec, const GlobalRequest& request,
                            const GlobalChoice& choice, uint32_t chosen,
                            const std::string& blocked_why) {
   std::string out;
-  auto name = [&](uint32_t c) { return spec.clusters[c].name; };
+  out.reserve(256 + 64 * (choice.candidates.size() + choice.passed.size()));
+  out += spec.clusters[chosen].name;
   for (const ClusterScore& s : choice.candidates) {
     if (s.cluster != chosen) continue;
-    out = name(chosen) + " (" + std::string(ClusterTierName(spec.clusters[chosen].tier)) + ", " +
-          ModelNames(spec, s.models) + ", score " + Fixed(s.score) + " = speed " + Fixed(s.speed) +
-          " cost " + Fixed(s.cost) + " locality " + Fixed(s.locality) + " balance " +
-          Fixed(s.balance) + (choice.spread ? " spread " + Fixed(s.spread) : "") + ")";
+    out += " (";
+    out += ClusterTierName(spec.clusters[chosen].tier);
+    out += ", ";
+    AppendModelNames(out, spec, s.models);
+    out += ", score ";
+    AppendFixed(out, s.score);
+    out += " = speed ";
+    AppendFixed(out, s.speed);
+    out += " cost ";
+    AppendFixed(out, s.cost);
+    out += " locality ";
+    AppendFixed(out, s.locality);
+    out += " balance ";
+    AppendFixed(out, s.balance);
+    if (choice.spread) {
+      out += " spread ";
+      AppendFixed(out, s.spread);
+    }
+    out += ')';
     break;
   }
-  if (out.empty()) out = name(chosen);
-  std::string others;
+  bool first = true;
   for (const ClusterScore& s : choice.candidates) {
     if (s.cluster == chosen) continue;
-    others += (others.empty() ? "" : ", ") + name(s.cluster) + " " + Fixed(s.score);
+    out += first ? "; other candidates: " : ", ";
+    first = false;
+    out += spec.clusters[s.cluster].name;
+    out += ' ';
+    AppendFixed(out, s.score);
   }
-  if (!others.empty()) out += "; other candidates: " + others;
-  std::string passed = DescribePassed(spec, request, choice, blocked_why);
-  if (!passed.empty()) out += "; passed over: " + passed;
+  if (!choice.passed.empty()) {
+    out += "; passed over: ";
+    AppendPassed(out, spec, request, choice, blocked_why);
+  }
   return out;
 }
 

@@ -108,6 +108,10 @@ GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
 std::string DescribePassed(const Spec& spec, const GlobalRequest& request,
                            const GlobalChoice& choice, const std::string& blocked_why);
 
+// Whether a cluster was passed over for the caller's blocks (whose explanation, `blocked_why`
+// of the two above, need only be made then).
+bool AnyBlocked(const GlobalChoice& choice);
+
 // One line for the decision log: the chosen cluster's score parts, the other candidates'
 // scores and why each cluster passed over was.
 std::string DescribeChoice(const Spec& spec, const GlobalRequest& request,
