@@ -245,19 +245,26 @@ void LoadOne(SpecBuilder& b, const SourceText& body, bool service,
   }
 }
 
-}  // namespace
-
-JobLoad LoadJobText(const Spec& context, const SourceText& body) {
+// One submitted job or service, read into a builder: a JSON body by the JSON reader; any other
+// body, or a JSON body with an error, by the YAML reader, which knows the errors' lines and
+// columns.
+SpecBuilder ReadSubmission(const Spec& context, const SourceText& body, bool service) {
   if (std::optional<YAML::Node> doc = JsonDocument(body.text)) {
     SpecBuilder fast;
     fast.context = &context;
-    LoadOne(fast, body, false, std::move(doc));
-    if (fast.diags.empty()) return {std::move(fast.spec.jobs.front()), {}};
-    // Errors are reported from the YAML reader, which knows their lines and columns.
+    LoadOne(fast, body, service, std::move(doc));
+    if (fast.diags.empty()) return fast;
   }
   SpecBuilder b;
   b.context = &context;
-  LoadOne(b, body, false);
+  LoadOne(b, body, service);
+  return b;
+}
+
+}  // namespace
+
+JobLoad LoadJobText(const Spec& context, const SourceText& body) {
+  SpecBuilder b = ReadSubmission(context, body, false);
   JobLoad out;
   if (b.diags.empty()) out.job = std::move(b.spec.jobs.front());
   out.diagnostics = std::move(b.diags);
@@ -265,15 +272,7 @@ JobLoad LoadJobText(const Spec& context, const SourceText& body) {
 }
 
 ServiceLoad LoadServiceText(const Spec& context, const SourceText& body) {
-  if (std::optional<YAML::Node> doc = JsonDocument(body.text)) {
-    SpecBuilder fast;
-    fast.context = &context;
-    LoadOne(fast, body, true, std::move(doc));
-    if (fast.diags.empty()) return {std::move(fast.spec.services.front()), {}};
-  }
-  SpecBuilder b;
-  b.context = &context;
-  LoadOne(b, body, true);
+  SpecBuilder b = ReadSubmission(context, body, true);
   ServiceLoad out;
   if (b.diags.empty()) out.service = std::move(b.spec.services.front());
   out.diagnostics = std::move(b.diags);
