@@ -493,7 +493,7 @@ Status Daemon::Restore(StoreSnapshot& snap, std::vector<std::optional<RestoredJo
       store_->UpdateJob(JobUpdate::Of(row));
       continue;
     }
-    JobId id = Enqueue(row.id, std::move(*job));
+    JobId id = Enqueue(row.id, std::move(*job), now);
     Rejoin(id, orphans);
     if (read[i]->run) {
       // The run goes on where it was: the same nodes and devices, its progress until the
@@ -552,7 +552,16 @@ void Daemon::Loop() {
   }
 }
 
+void Daemon::TakeArrivals() {
+  for (Arrival& a : inbox_) {
+    // Submitted when it was accepted: its wait counts from then.
+    Enqueue(a.id, std::move(a.job), jobs_[a.id - 1].submitted);
+  }
+  inbox_.clear();
+}
+
 void Daemon::RunEngine(bool hand_over) {
+  TakeArrivals();
   ServiceDriver& services = *core_->services;
   if (services.active() && services.next_time() <= clock_.Now()) {
     services.Step(*engine_, *replicas_, clock_.Now());
@@ -856,7 +865,7 @@ Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& bo
     }
     parsed.job = std::move(*again);
   }
-  Enqueue(row.id, std::move(*parsed.job));
+  inbox_.push_back({row.id, std::move(*parsed.job)});
   Poke();
   return SubmitOutcome{View(row.id), false};
 }
@@ -877,8 +886,8 @@ std::shared_future<Status> Daemon::AddRow(StoredJob& row) {
   return store_->InsertJob(row);
 }
 
-JobId Daemon::Enqueue(int64_t id, Job job) {
-  JobId eid = engine_->Submit(std::move(job), clock_.Now());
+JobId Daemon::Enqueue(int64_t id, Job job, TimeMs at) {
+  JobId eid = engine_->Submit(std::move(job), at);
   if (by_engine_.size() <= eid.value()) by_engine_.resize(eid.value() + 1, 0);
   by_engine_[eid.value()] = id;
   engine_id_[id - 1] = eid;
@@ -971,6 +980,7 @@ Result<StoredJob> Daemon::Cancel(const Caller& caller, const std::string& ref,
     return FailedPrecondition("job " + std::to_string(row.id) + " has already ended (" + row.state +
                               ")");
   }
+  TakeArrivals();
   const std::optional<JobId>& eid = engine_id_[row.id - 1];
   if (!eid) return Unavailable("job " + std::to_string(row.id) + " is still being stored");
   engine_->Cancel(*eid, clock_.Now());
@@ -1170,7 +1180,8 @@ std::vector<Gauge> Daemon::Gauges() const {
 
 Daemon::Counts Daemon::counts() const {
   auto lock = LockView();
-  return {engine_->pending_count(), engine_->running_count(), jobs_.size()};
+  // Accepted jobs the engine's thread has yet to take wait too.
+  return {engine_->pending_count() + inbox_.size(), engine_->running_count(), jobs_.size()};
 }
 
 }  // namespace tessera

@@ -245,8 +245,13 @@ class Daemon {
   void Rejoin(JobId id, std::vector<JobId>& orphans);
   // Under mu_: registers a new job row in the view and queues its insert; returns its id.
   std::shared_future<Status> AddRow(StoredJob& row);
-  // Under mu_: the job of row `id` goes to the engine.
-  JobId Enqueue(int64_t id, Job job);
+  // Under mu_: the job of row `id` goes to the engine, submitted at `at`.
+  JobId Enqueue(int64_t id, Job job, TimeMs at);
+  // Under mu_: the accepted submissions waiting in inbox_ go to the engine. The engine's own
+  // thread takes them before each pass, so that its state is written by the thread that reads
+  // it (an API worker's writes of it cost the cycle the cache misses of another core); callers
+  // that read or change the engine for a job take them first.
+  void TakeArrivals();
   // Under mu_: a replica the service driver asks for, stored as a job of the service's tenant.
   std::optional<JobId> SubmitReplica(Job job, TimeMs now);
   // Under mu_.
@@ -372,6 +377,11 @@ class Daemon {
   std::condition_variable cv_;
   bool poked_ = false;
   bool stopping_ = false;
+  struct Arrival {
+    int64_t id;  // the job's row
+    Job job;     // parsed against spec_
+  };
+  std::vector<Arrival> inbox_;                   // accepted, not yet in the engine
   std::vector<StoredJob> jobs_;                  // by id - 1
   std::vector<int64_t> by_engine_;               // engine JobId -> store id
   std::vector<std::optional<JobId>> engine_id_;  // by id - 1

@@ -57,6 +57,7 @@ Result<json> Daemon::Reload(const Caller& caller, bool apply) {
 
   auto spec = std::make_shared<const Spec>(std::move(*loaded.spec));
   auto lock = LockView();
+  TakeArrivals();  // into the engine they were parsed for; moved below with the rest
   auto core = MakeCore(spec);
   if (!core.ok()) return core.status();
   std::unique_ptr<Core> old = std::move(core_);
@@ -89,7 +90,7 @@ Result<json> Daemon::Reload(const Caller& caller, bool apply) {
       ++failed;
       continue;
     }
-    JobId id = Enqueue(row.id, std::move(*job));
+    JobId id = Enqueue(row.id, std::move(*job), now);
     Rejoin(id, orphans);
     if (!rec.running()) {
       ++queued;

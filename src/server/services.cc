@@ -61,7 +61,7 @@ std::optional<JobId> Daemon::SubmitReplica(Job job, TimeMs now) {
   // Not waited for: the engine's thread must not block on the disk. A replica lost in a
   // crash before its commit is replaced by the next scaling step.
   (void)AddRow(row);
-  return Enqueue(row.id, std::move(job));
+  return Enqueue(row.id, std::move(job), now);
 }
 
 json Daemon::ServiceJson(const ServiceEntry& e) const {

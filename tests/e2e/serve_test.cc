@@ -616,6 +616,35 @@ TEST(Serve, ACycleIntervalGathersWhatArrivesMeanwhileIntoFewerCycles) {
   EXPECT_EQ(d.Stop(), 0);
 }
 
+// An accepted submission waits for the engine's thread to take it at its next pass (the 10-s
+// interval keeps these in its inbox; on a slower machine a pass may take them first, and every
+// expectation holds either way): it counts as pending, a cancel and a reload take it first.
+TEST(Serve, JobsAcceptedBetweenPassesAreCountedCancellableAndReloaded) {
+  auto dir = FreshDir("inbox");
+  DaemonProcess d(dir, kEnterprise);
+  d.set_extra_args({"--cycle-interval", "10s"});
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http admin(d.url(), d.admin_token());
+  ASSERT_EQ(admin.Post("/v1/jobs", JobBody("inbox-a", "consumer/ads/ctr"))->status, 201);
+  ASSERT_EQ(admin.Post("/v1/jobs", JobBody("inbox-b", "consumer/ads/ctr"))->status, 201);
+  const json ready = Body(Http(d.url()).Get("/readyz"));
+  EXPECT_EQ(ready["pending"].get<int>() + ready["running"].get<int>(), 2) << ready;
+  auto cancelled = admin.Post("/v1/jobs/inbox-a/cancel", "");
+  ASSERT_TRUE(cancelled);
+  EXPECT_EQ(cancelled->status, 202) << cancelled->body;
+  EXPECT_EQ(Body(admin.Get("/v1/jobs/inbox-a"))["state"], "cancelled");
+  // The cancel's pass took inbox-b too; inbox-c waits for the next one.
+  ASSERT_EQ(admin.Post("/v1/jobs", JobBody("inbox-c", "consumer/ads/ctr"))->status, 201);
+  auto reloaded = admin.Post("/v1/policies/reload", "");
+  ASSERT_TRUE(reloaded);
+  ASSERT_EQ(reloaded->status, 200) << reloaded->body;
+  const json jobs = Body(reloaded)["jobs"];
+  EXPECT_EQ(jobs["queued"].get<int>() + jobs["resumed"].get<int>(), 2) << reloaded->body;
+  EXPECT_EQ(WaitForState(admin, "inbox-b", "running", 250)["state"], "running");
+  EXPECT_EQ(WaitForState(admin, "inbox-c", "running", 250)["state"], "running");
+  EXPECT_EQ(d.Stop(), 0);
+}
+
 // Each thread of process `pid` by name: the nice values of the threads of that name.
 std::map<std::string, std::vector<int>> NiceByThread(pid_t pid) {
   std::map<std::string, std::vector<int>> out;
