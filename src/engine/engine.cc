@@ -1203,7 +1203,9 @@ GangResult Engine::PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask
   }
   if (r.outcome == PlaceOutcome::kInfeasible && elastic_closed) r.outcome = PlaceOutcome::kPending;
   r.detail += (r.detail.empty() ? "" : "; ") + std::string("clusters: ") +
-              DescribePassed(spec_, *c.global, choice, BurstWhy(j, c, cs.now)) + fell_back;
+              DescribePassed(spec_, *c.global, choice,
+                             AnyBlocked(choice) ? BurstWhy(j, c, cs.now) : std::string()) +
+              fell_back;
   return r;
 }
 
