@@ -1095,7 +1095,9 @@ void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs n
     nodes.push_back(p.node);
   std::sort(nodes.begin(), nodes.end());
   nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-  LogDecision(DecisionKind::kStart, j, std::move(reason), now, std::move(nodes));
+  // The record keeps no copy of its explanation: the decision log is where it is read.
+  LogDecision(DecisionKind::kStart, j, std::move(reason), now, std::move(nodes),
+              std::move(j.where));
 }
 
 Millis Engine::RuntimeLeft(const JobRecord& j) {
@@ -1294,7 +1296,7 @@ void Engine::Finish(JobRecord& j, TimeMs now, JobState end, DecisionKind kind, s
 }
 
 void Engine::LogDecision(DecisionKind kind, const JobRecord& j, std::string reason, TimeMs now,
-                         std::vector<uint32_t> nodes) {
+                         std::vector<uint32_t> nodes, std::string where) {
   Decision d;
   d.time = now;
   d.kind = kind;
@@ -1302,7 +1304,7 @@ void Engine::LogDecision(DecisionKind kind, const JobRecord& j, std::string reas
   d.reason = std::move(reason);
   if (kind == DecisionKind::kStart) {
     d.level = j.level;
-    d.where = j.where;
+    d.where = std::move(where);
     const std::vector<Milli> per = PerModel(j.placements);
     for (size_t m = 0; m < per.size(); ++m)
       if (per[m] > 0) d.devices.push_back({static_cast<uint16_t>(m), per[m]});

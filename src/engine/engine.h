@@ -251,8 +251,9 @@ class Engine final : public EventSink {
   void ScheduleTick(TimeMs now);
   void Record(const JobRecord& j) { store_.PutJob(j); }
   // Appends one line to the store's decision log (`nodes`: a start's distinct nodes).
+  // `where`: a start's explanation (JobRecord::where, moved in).
   void LogDecision(DecisionKind kind, const JobRecord& j, std::string reason, TimeMs now,
-                   std::vector<uint32_t> nodes = {});
+                   std::vector<uint32_t> nodes = {}, std::string where = {});
   void AdjustFree(uint32_t node, const Placement& p, int sign);
   // The placement scope that allows only `cluster` (interned on first use).
   uint32_t ClusterScope(uint32_t cluster);

@@ -102,7 +102,9 @@ struct JobRecord {
   // checkpoint).
   Millis stop_grace = 0;
   // On a fleet of several clusters: why the current run's cluster was chosen (its score, the
-  // other candidates, the clusters passed over and why).
+  // other candidates, the clusters passed over and why). Set while the run starts; the store
+  // sees it with the record's transition to running, then it moves into the start's decision
+  // (the record keeps no copy).
   std::string where;
   TimeMs queued_since = 0;  // when it last entered the queue
 

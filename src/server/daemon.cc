@@ -561,6 +561,7 @@ void Daemon::TakeArrivals() {
 }
 
 void Daemon::RunEngine(bool hand_over) {
+  spent_.clear();  // their memory back to this thread's allocator cache (spent_)
   TakeArrivals();
   ServiceDriver& services = *core_->services;
   if (services.active() && services.next_time() <= clock_.Now()) {
@@ -718,7 +719,14 @@ void Daemon::ApplyChanges() {
       ApplyDecision(std::get<DecisionChange>(change));
     }
   }
-  applying_.clear();
+  // Freed by the engine's thread, not here (spent_).
+  if (spent_.empty()) {
+    spent_.swap(applying_);
+  } else {
+    for (auto& change : applying_)
+      spent_.push_back(std::move(change));
+    applying_.clear();
+  }
 }
 
 std::unique_lock<std::mutex> Daemon::LockView() const {

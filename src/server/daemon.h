@@ -403,7 +403,12 @@ class Daemon {
   bool deferring_ = false;  // under mu_: the engine's thread runs a cycle; hooks hand over
   std::vector<std::variant<JobChange, DecisionChange>> changes_;   // under mu_: not yet applied
   std::vector<std::variant<JobChange, DecisionChange>> applying_;  // under mu_: ApplyChanges'
-  std::condition_variable view_cv_;                                // changes_ or view_stopping_
+  // Under mu_: changes applied, freed by the engine's thread before its next pass. What the
+  // hooks allocated then returns to that thread's cache in the allocator: freed on the view's
+  // thread it served the view's own allocations, and the hooks took fresh memory each time —
+  // page faults inside the cycle (docs/serve.md#performance).
+  std::vector<std::variant<JobChange, DecisionChange>> spent_;
+  std::condition_variable view_cv_;  // changes_ or view_stopping_
   bool view_stopping_ = false;
   std::thread view_;
   std::thread loop_;
