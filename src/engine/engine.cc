@@ -410,7 +410,7 @@ void Engine::RunDue() {
 }
 
 void Engine::ScheduleTick(TimeMs now) {
-  if (options_.tick <= 0 || tick_at_ || pending_count_ == 0 || running_.empty()) return;
+  if (options_.tick <= 0 || tick_at_ || pending_count_ == 0 || running_count() == 0) return;
   tick_at_ = now + options_.tick;
   PostAt(EventKind::kTick, *tick_at_, {}, 0);
 }
@@ -756,31 +756,21 @@ void Engine::MigrateToFasterModels(CycleState& cs) {
 
 void Engine::TrackRunning(const JobRecord& j, bool running) {
   const uint32_t id = j.id.value();
-  if (running_by_tenant_.size() <= j.job.tenant.value())
-    running_by_tenant_.resize(j.job.tenant.value() + 1);
   Compiled& c = *compiled_[id];
   if (c.spread_group) spread_.Track(*c.spread_group, j.placements, running ? 1 : -1);
   if (!running) {
-    running_.erase(id);
     slow_.erase(id);
-    running_by_tenant_[j.job.tenant.value()].erase(id);
-    if (auto it = running_by_priority_.find(j.priority); it != running_by_priority_.end()) {
-      it->second.erase(id);
-      if (it->second.empty()) running_by_priority_.erase(it);
-    }
-    if (j.preemptible) {
-      auto it = preemptible_by_priority_.find(j.priority);
-      if (it != preemptible_by_priority_.end()) {
-        it->second.erase(id);
-        if (it->second.empty()) preemptible_by_priority_.erase(it);
-      }
-    }
+    running_by_tenant_.Erase(id);
+    running_by_priority_.Erase(id);
+    preemptible_by_priority_.Erase(id);
     return;
   }
-  running_.insert(id);
-  running_by_tenant_[j.job.tenant.value()].insert(id);
-  running_by_priority_[j.priority].insert(id);
-  if (j.preemptible) preemptible_by_priority_[j.priority].insert(id);
+  const uint32_t klass =
+      priority_sets_.try_emplace(j.priority, static_cast<uint32_t>(priority_sets_.size()))
+          .first->second;
+  running_by_tenant_.Insert(j.job.tenant.value(), id);
+  running_by_priority_.Insert(klass, id);
+  if (j.preemptible) preemptible_by_priority_.Insert(klass, id);
   c.run_speed = RunSpeed(j);
   if (c.by_speed.size() >= 2 && c.run_speed > 0 &&
       c.speed_of[c.by_speed.front()] * 4 >= c.run_speed * 5) {
@@ -1560,22 +1550,23 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   if (reclaim == 0) {
     // A rule with victimsPreemptibleOnly: false opens every running job of a lower class.
     const bool any = holds == 0 && rule && rule->allow && !rule->victims_preemptible_only;
-    for (const auto& [priority, ids] : any ? running_by_priority_ : preemptible_by_priority_) {
+    const JobSets& victims = any ? running_by_priority_ : preemptible_by_priority_;
+    for (const auto& [priority, klass] : priority_sets_) {
       if (priority > j.priority ||
           (priority == j.priority && !ordering_.preemptive() && holds == 0))
         break;
-      for (uint32_t id : ids)
+      for (uint32_t id : victims.members(klass))
         consider(id);
     }
   } else {
-    for (size_t t = 0; t < running_by_tenant_.size(); ++t) {
-      if (t == j.job.tenant.value() || running_by_tenant_[t].empty()) continue;
+    for (uint32_t t = 0; t < running_by_tenant_.set_count(); ++t) {
+      if (t == j.job.tenant.value() || running_by_tenant_.members(t).empty()) continue;
       bool borrows = false;
       for (ModelMask m = reclaim; m != 0 && !borrows; m &= m - 1)
         borrows = quotas_.Borrowing(TenantId(static_cast<uint32_t>(t)),
                                     static_cast<size_t>(std::countr_zero(m)));
       if (!borrows) continue;
-      for (uint32_t id : running_by_tenant_[t])
+      for (uint32_t id : running_by_tenant_.members(t))
         consider(id);
     }
   }

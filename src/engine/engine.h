@@ -34,6 +34,7 @@
 #include "engine/event.h"
 #include "engine/holds.h"
 #include "engine/job_record.h"
+#include "engine/job_sets.h"
 #include "engine/ordering.h"
 #include "engine/ports.h"
 #include "engine/quota.h"
@@ -124,7 +125,7 @@ class Engine final : public EventSink {
   const JobRecord& job(JobId id) const { return jobs_[id.value()]; }
   size_t job_count() const { return jobs_.size(); }
   size_t pending_count() const { return pending_count_; }
-  size_t running_count() const { return running_.size(); }
+  size_t running_count() const { return running_by_tenant_.size(); }
   // Jobs not yet in a terminal state.
   size_t active_count() const { return active_; }
   const CellState& cell() const { return cell_; }
@@ -301,12 +302,13 @@ class Engine final : public EventSink {
   std::vector<QueueEntry> queue_entry_;              // by job: its entry while pending
   size_t pending_count_ = 0;
   Milli pending_demand_ = 0;  // device milli of pending jobs not known to be infeasible
-  std::set<uint32_t> running_;
-  // The running jobs again, indexed for the victim search: preemptible ones by priority
-  // class, and all of them by tenant.
-  std::map<int32_t, std::set<uint32_t>> preemptible_by_priority_;
-  std::map<int32_t, std::set<uint32_t>> running_by_priority_;  // every running job
-  std::vector<std::set<uint32_t>> running_by_tenant_;
+  // The running jobs, indexed for the victim search: all of them by tenant (set = TenantId
+  // value) and by priority class, the preemptible ones by class again (set = the class's
+  // number in priority_sets_, which orders the classes).
+  JobSets running_by_tenant_;
+  JobSets running_by_priority_;
+  JobSets preemptible_by_priority_;
+  std::map<int32_t, uint32_t> priority_sets_;  // priority -> its set in the two above
   std::set<uint32_t> idle_;  // running jobs idle by their idle-reclaim rule, not yet acted on
   std::set<uint32_t> slow_;  // running jobs at least 1.25x faster on another of their models
   std::set<std::pair<TimeMs, uint32_t>> ends_;  // running jobs by estimated end
