@@ -123,7 +123,12 @@ Result<TraceJob> ParseLine(const Spec& spec, const json& o, const LineError& err
     TESSERA_RETURN_IF_ERROR(CheckKeys(
         t, {"name", "count", "gpus", "gpu_share", "cpu", "memory", "models"}, where, err));
     TaskGroup g;
-    g.name = t.value("name", "task" + std::to_string(i));
+    g.name = "task" + std::to_string(i);
+    if (t.contains("name")) {
+      if (!t["name"].is_string() || t["name"].get<std::string>().empty())
+        return err(where + "name", "expected a non-empty string");
+      g.name = t["name"].get<std::string>();
+    }
     if (t.contains("count")) {
       if (!t["count"].is_number_integer() || t["count"].get<int64_t>() < 1 ||
           t["count"].get<int64_t>() > 100000)

@@ -581,7 +581,8 @@ TEST(SimRun, MalformedWorkloadsAndFlagsExitTwoWithTheLine) {
       << "{\"name\": \"x\", \"submit\": -5, \"work\": 10, \"tasks\": [{\"gpus\": 1}]}\n"
       << "{\"name\": \"y\", \"submit\": 0, \"work\": 10, \"tasks\": [{\"gpus\": 1}], \"colour\": "
          "1}\n"
-      << "not json\n";
+      << "not json\n"
+      << "{\"name\": \"z\", \"submit\": 0, \"work\": 10, \"tasks\": [{\"name\": 5}]}\n";
   std::ofstream(dir / "bad.trace") << "ResNet-18 (batch size 32)\tcmd\t-n\t1\tmany\t0\t1\n";
   std::string text;
   EXPECT_EQ(Tessera("sim run --fleet " + kFleet + " --workload " + (dir / "bad.jsonl").string() +
@@ -591,6 +592,8 @@ TEST(SimRun, MalformedWorkloadsAndFlagsExitTwoWithTheLine) {
   EXPECT_NE(text.find("bad.jsonl:2: submit"), std::string::npos) << text;
   EXPECT_NE(text.find("bad.jsonl:3: colour: unknown field"), std::string::npos) << text;
   EXPECT_NE(text.find("bad.jsonl:4: not valid JSON"), std::string::npos) << text;
+  EXPECT_NE(text.find("bad.jsonl:5: tasks[0].name: expected a non-empty string"), std::string::npos)
+      << text;
   EXPECT_FALSE(fs::exists(dir / "o" / "metrics.json")) << "nothing is written on bad input";
 
   fs::copy_file(std::string(TESSERA_SHARED_DATA) + "/gavel/isolated_throughputs_v100_p100_k80.csv",
