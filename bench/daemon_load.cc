@@ -5,8 +5,11 @@
 // Prints the submissions' latency and the scheduling cycle's time per job, to compare with
 // bench/serve's (1a): what the HTTP API adds to the cycle, apart from what the daemon's store
 // and view add to the engine alone (bench/cycle_baseline). Linked with the daemon's allocator.
+// With --pin, the engine's thread runs on core 0 and every other thread on the other cores, as
+// bench/serve's (1c) pins the daemon and its load generator.
 //
-//   daemon_load [RATE=2000] [SECONDS=10] [THREADS=32]
+//   daemon_load [--pin] [RATE=2000] [SECONDS=10] [THREADS=32]
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -50,14 +53,40 @@ std::map<std::string, double> CycleMetrics(tessera::Daemon& d) {
   return out;
 }
 
+std::string ThreadName(const std::filesystem::path& task) {
+  std::ifstream comm(task / "comm");
+  std::string name;
+  std::getline(comm, name);
+  return name;
+}
+
+// The engine's thread on core 0, this process's other threads (and those they start) on the
+// others. False where the machine has one core or the kernel refuses.
+bool PinEngine() {
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cores < 2) return false;
+  cpu_set_t engine, others;
+  CPU_ZERO(&engine);
+  CPU_ZERO(&others);
+  CPU_SET(0, &engine);
+  for (long c = 1; c < cores; ++c)
+    CPU_SET(static_cast<int>(c), &others);
+  bool found = false;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    const pid_t tid = static_cast<pid_t>(std::atol(task.path().filename().c_str()));
+    const bool is_engine = ThreadName(task.path()) == "engine";
+    found = found || is_engine;
+    if (sched_setaffinity(tid, sizeof(cpu_set_t), is_engine ? &engine : &others) != 0) return false;
+  }
+  return found;
+}
+
 // The engine thread's minor page faults so far (/proc/self/task/TID/stat, field 10): memory it
 // touched for the first time, which on a VM whose host reclaims idle memory costs far more than
 // the work that touches it.
 long EngineFaults() {
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::ifstream comm(task.path() / "comm");
-    std::string name;
-    if (!std::getline(comm, name) || name != "engine") continue;
+    if (ThreadName(task.path()) != "engine") continue;
     std::ifstream stat(task.path() / "stat");
     std::string line;
     std::getline(stat, line);
@@ -74,11 +103,16 @@ long EngineFaults() {
 
 int main(int argc, char** argv) {
   using namespace tessera;
+  const bool pin = argc > 1 && std::string(argv[1]) == "--pin";
+  if (pin) {
+    --argc;
+    ++argv;
+  }
   const double rate = argc > 1 ? std::atof(argv[1]) : 2000;
   const double seconds = argc > 2 ? std::atof(argv[2]) : 10;
   const int threads = argc > 3 ? std::atoi(argv[3]) : 32;
   if (rate <= 0 || seconds <= 0 || threads <= 0) {
-    std::fprintf(stderr, "usage: daemon_load [RATE>0] [SECONDS>0] [THREADS>0]\n");
+    std::fprintf(stderr, "usage: daemon_load [--pin] [RATE>0] [SECONDS>0] [THREADS>0]\n");
     return 2;
   }
   LoadResult loaded = LoadSpecFiles({TESSERA_EXAMPLES "/enterprise"});
@@ -108,6 +142,16 @@ int main(int argc, char** argv) {
       return 1;
     }
     Daemon& d = **daemon;
+    // The engine's thread names itself as it starts: give it a moment.
+    bool pinned = !pin;
+    for (int tries = 0; !pinned && tries < 100; ++tries) {
+      pinned = PinEngine();
+      if (!pinned) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!pinned) {
+      std::fprintf(stderr, "daemon_load: could not pin the engine's thread to a core of its own\n");
+      return 1;
+    }
     const Caller admin{"admin", Role::kAdmin, "", ""};
     const auto before = CycleMetrics(d);
     const long faults_before = EngineFaults();
