@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "cli/app.h"
+#include "cli/client_common.h"
 
 namespace tessera::cli {
 
@@ -99,8 +100,9 @@ int ReportFailure(const HttpReply& r, std::ostream& err) {
     err << "error: cannot reach the server: " << r.error << "\n";
     return kExitUnavailable;
   }
-  std::string message = r.body.is_object() ? r.body.value("message", "") : "";
-  std::string field = r.body.is_object() ? r.body.value("field", "") : "";
+  // Read as text whatever the server answered (a proxy's error page may not be ours).
+  std::string message = Str(r.body, "message");
+  std::string field = Str(r.body, "field");
   err << "error (" << r.status << "): " << message;
   if (!field.empty() && message.find(field) == std::string::npos) err << " [field " << field << "]";
   err << "\n";

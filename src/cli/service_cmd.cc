@@ -19,7 +19,8 @@ std::string Replicas(const json& v) {
 
 std::string Load(const json& v) {
   const json& l = v["load"];
-  return fmt::format("{:g} rps ({})", l.value("rps", 0.0), Str(l, "source"));
+  return fmt::format("{:g} rps ({})", (l["rps"].is_number() ? l["rps"].get<double>() : 0.0),
+                     Str(l, "source"));
 }
 
 std::string Attainment(const json& v) {

@@ -38,6 +38,10 @@ TEST(SqueueJson, AnUnreachableControllerIsAnErrorNotAnEmptyQueue) {
   EXPECT_FALSE(ParseSqueueJson("squeue: error: slurm_load_jobs").ok());
   EXPECT_FALSE(ParseSqueueJson(R"({"jobs": [{"job_id": "x"}]})").ok());
   EXPECT_FALSE(ParseSqueueJson(R"({"jobs": {}})").ok());
+  // An error whose fields are not text is still an error (found by fuzzing: it threw).
+  auto odd = ParseSqueueJson(R"({"errors": [{"description": 5, "source": []}], "jobs": []})");
+  ASSERT_FALSE(odd.ok());
+  EXPECT_EQ(odd.status().message(), "squeue: an error");
 }
 
 TEST(Sinfo, NodeStatesAndWhichTakeWork) {

@@ -15,8 +15,12 @@ Result<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
   if (auto errors = doc.find("errors");
       errors != doc.end() && errors->is_array() && !errors->empty()) {
     const json& e = (*errors)[0];
-    std::string what = e.is_object() ? e.value("description", "") : "";
-    std::string source = e.is_object() ? e.value("source", "") : "";
+    auto field = [&](const char* key) {
+      auto it = e.is_object() ? e.find(key) : e.end();
+      return it != e.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    std::string what = field("description");
+    std::string source = field("source");
     return Unavailable("squeue: " + (what.empty() ? std::string("an error") : what) +
                        (source.empty() ? "" : " (" + source + ")"));
   }
