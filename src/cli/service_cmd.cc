@@ -19,7 +19,8 @@ std::string Replicas(const json& v) {
 
 std::string Load(const json& v) {
   const json& l = v["load"];
-  return fmt::format("{:g} rps ({})", (l["rps"].is_number() ? l["rps"].get<double>() : 0.0),
+  auto rps = l.is_object() ? l.find("rps") : l.end();  // a const json's [] must not miss
+  return fmt::format("{:g} rps ({})", rps != l.end() && rps->is_number() ? rps->get<double>() : 0.0,
                      Str(l, "source"));
 }
 
