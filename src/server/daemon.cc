@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <iterator>
 #include <string_view>
 #include <utility>
@@ -165,31 +166,36 @@ Result<std::vector<StoredTask>> ParsePlacement(const std::string& text) {
 
 // Reads the resolved form of each job that has not ended (and the placement of its run, if it
 // had one) while the store reads the rest: the rows are independent and the reader immutable,
-// so every core but the store's parses.
+// so every core but the store's parses. Each row's result has its slot from the start (a deque's
+// elements stay where they are as it grows), so a worker writes it where the restore reads it.
 class ResolvedJobs {
  public:
+  using Slots = std::deque<std::optional<RestoredJob>>;
+
   explicit ResolvedJobs(const Spec& spec) : reader_(spec) {
     // One core is the store's.
     size_t threads = std::max(2u, std::thread::hardware_concurrency()) - 1;
     for (size_t t = 0; t < threads; ++t)
       pool_.emplace_back([this] { Work(); });
   }
-  ~ResolvedJobs() { Finish(0); }
+  ~ResolvedJobs() { Finish(); }
   ResolvedJobs(const ResolvedJobs&) = delete;
   ResolvedJobs& operator=(const ResolvedJobs&) = delete;
 
-  // Row `index` (its resolved form is taken).
+  // Row `index` (its resolved form is taken); rows come in order.
   void Add(size_t index, StoredJob& row) {
-    if (Terminal(row.state)) return;
-    Todo todo{index, std::move(row.resolved), std::nullopt};
-    if (row.state == "running" || row.state == "placed") todo.placement = row.placement;
     std::lock_guard<std::mutex> lock(mu_);
+    while (slots_.size() <= index)
+      slots_.emplace_back();
+    if (Terminal(row.state)) return;
+    Todo todo{&slots_[index], std::move(row.resolved), std::nullopt};
+    if (row.state == "running" || row.state == "placed") todo.placement = row.placement;
     todo_.push_back(std::move(todo));
     if (todo_.size() == 1) cv_.notify_one();
   }
   // Waits for every row added: by index, what was read (or why not); nullopt for rows that
   // ended (or were never added).
-  std::vector<std::optional<RestoredJob>> Finish(size_t rows) {
+  Slots Finish() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       done_ = true;
@@ -198,24 +204,18 @@ class ResolvedJobs {
     for (std::thread& t : pool_)
       t.join();
     pool_.clear();
-    std::vector<std::optional<RestoredJob>> out(rows);
-    for (auto& [index, job] : read_) {
-      if (index < rows) out[index] = std::move(job);
-    }
-    read_.clear();
-    return out;
+    return std::move(slots_);
   }
 
  private:
   struct Todo {
-    size_t index;
+    std::optional<RestoredJob>* slot;
     std::string resolved;
     std::optional<std::string> placement;  // of a run
   };
 
   void Work() {
     std::vector<Todo> batch;
-    std::vector<std::pair<size_t, RestoredJob>> mine;
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(mu_);
@@ -229,21 +229,18 @@ class ResolvedJobs {
         todo_.resize(todo_.size() - take);
       }
       for (Todo& t : batch) {
-        RestoredJob read{reader_.Read(t.resolved), std::nullopt};
-        if (t.placement) read.run = ParsePlacement(*t.placement);
-        mine.emplace_back(t.index, std::move(read));
+        std::optional<RestoredJob>& slot = *t.slot;
+        slot.emplace(RestoredJob{reader_.Read(t.resolved), std::nullopt});
+        if (t.placement) slot->run = ParsePlacement(*t.placement);
       }
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& r : mine)
-      read_.push_back(std::move(r));
   }
 
   const ResolvedJobReader reader_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<Todo> todo_;
-  std::vector<std::pair<size_t, RestoredJob>> read_;
+  Slots slots_;
   bool done_ = false;
   std::vector<std::thread> pool_;
 };
@@ -325,12 +322,12 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteS
                                               const Clock& clock, DaemonOptions options,
                                               std::string* new_admin_token) {
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<std::optional<RestoredJob>> read;
+  ResolvedJobs::Slots read;
   Result<StoreSnapshot> snap = StoreSnapshot{};
   {
     ResolvedJobs resolved(spec);
     snap = store->Load([&](size_t i, StoredJob& row) { resolved.Add(i, row); });
-    read = resolved.Finish(snap.ok() ? snap->jobs.size() : 0);
+    read = resolved.Finish();
   }
   if (!snap.ok()) return snap.status();
   std::unique_ptr<Daemon> d(new Daemon(std::move(spec), std::move(store), clock, options));
@@ -426,21 +423,30 @@ Daemon::~Daemon() {
   store_->Flush().wait();
 }
 
-Status Daemon::Restore(StoreSnapshot& snap, std::vector<std::optional<RestoredJob>>& read) {
+Status Daemon::Restore(StoreSnapshot& snap, std::deque<std::optional<RestoredJob>>& read) {
   const TimeMs now = clock_.Now();
   std::vector<JobId> orphans;
   restoring_ = true;
-  jobs_.reserve(snap.jobs.size());
-  engine_id_.reserve(snap.jobs.size());
-  restart_base_.reserve(snap.jobs.size());
-  placed_generation_.reserve(snap.jobs.size());
+  const size_t ids = snap.jobs.empty() ? 0 : static_cast<size_t>(snap.jobs.back().id);
+  restart_base_.reserve(ids);
   engine_->Reserve(static_cast<size_t>(
       std::count_if(read.begin(), read.end(), [](const auto& r) { return r.has_value(); })));
   by_engine_.reserve(engine_->job_count() + snap.jobs.size());
   // The rows first (by id, with `read` in the same order): then their name and key indexes are
   // built on another core while this one rebuilds the engine (which writes none of the fields
-  // the indexes read).
-  for (size_t i = 0; i < snap.jobs.size(); ++i) {
+  // the indexes read). Ids without a gap (the rule: a gap is an insert that failed) hand the
+  // rows' vector over as it is, touching no memory again.
+  const bool dense = ids == snap.jobs.size();
+  if (dense) {
+    jobs_ = std::move(snap.jobs);
+  } else {
+    jobs_.reserve(ids);
+  }
+  const size_t rows = dense ? jobs_.size() : snap.jobs.size();
+  auto row_of = [&](size_t i) -> StoredJob& {
+    return dense ? jobs_[i] : jobs_[static_cast<size_t>(snap.jobs[i].id - 1)];
+  };
+  for (size_t i = 0; i < rows && !dense; ++i) {
     StoredJob& stored = snap.jobs[i];
     // A gap is a submission whose insert failed (never acknowledged): a hidden placeholder.
     while (static_cast<int64_t>(jobs_.size()) + 1 < stored.id) {
@@ -448,15 +454,14 @@ Status Daemon::Restore(StoreSnapshot& snap, std::vector<std::optional<RestoredJo
       gap.id = static_cast<int64_t>(jobs_.size());
       gap.state = "failed";
       gap.reason = "store";
-      engine_id_.emplace_back();
-      restart_base_.push_back(0);
-      placed_generation_.push_back(kNoPlacement);
     }
-    restart_base_.push_back(stored.restarts);
-    placed_generation_.push_back(kNoPlacement);
-    engine_id_.emplace_back();
     jobs_.push_back(std::move(stored));
-    jobs_.back().resolved = std::string();  // needed once: not kept in memory
+  }
+  engine_id_.resize(jobs_.size());
+  placed_generation_.assign(jobs_.size(), kNoPlacement);
+  for (StoredJob& row : jobs_) {
+    restart_base_.push_back(row.restarts);
+    row.resolved = std::string();  // needed once: not kept in memory
   }
   std::thread indexes([this] {
     by_name_.reserve(jobs_.size());
@@ -469,9 +474,9 @@ Status Daemon::Restore(StoreSnapshot& snap, std::vector<std::optional<RestoredJo
         by_idempotency_[IdempotencyKey(row.principal, row.idempotency_key)] = row.id;
     }
   });
-  for (size_t i = 0; i < snap.jobs.size(); ++i) {
-    if (!read[i]) continue;  // ended
-    StoredJob& row = jobs_[static_cast<size_t>(snap.jobs[i].id - 1)];
+  for (size_t i = 0; i < rows; ++i) {
+    if (i >= read.size() || !read[i]) continue;  // ended
+    StoredJob& row = row_of(i);
     // The resolved form reads back without YAML; a row without one (or one the configuration
     // no longer admits) goes through the submission's own checks again, which say why.
     Result<Job> job = std::move(read[i]->job);
@@ -516,6 +521,7 @@ Status Daemon::Restore(StoreSnapshot& snap, std::vector<std::optional<RestoredJo
     }
   }
   indexes.join();
+  WriteResumed();
   restoring_ = false;
   for (JobId id : orphans)
     engine_->Cancel(id, now);  // replicas of a service that is gone
@@ -658,7 +664,45 @@ void Daemon::ApplyJob(const JobChange& c) {
   row.kept_ms = c.kept_ms;
   if (!c.running()) CloseCosts(row.id, c.finished.value_or(c.seen));
   if (restoring_ && waiting && was_waiting) return;  // queued again: its row says it waits
+  if (adopted) {
+    // Its text and placement are as stored: the batch writes what changed (ApplyDecision adds
+    // the decision and the costs).
+    ResumedRuns::Run& run = resumed_.runs.emplace_back();
+    run.job = row.id;
+    run.time = c.last_start;
+    run.first_start = row.first_start;
+    run.kept_ms = row.kept_ms;
+    return;
+  }
   store_->UpdateJob(JobUpdate::Of(row));
+}
+
+bool Daemon::ResumedStart(const DecisionChange& d, int64_t id) {
+  if (!restoring_ || d.kind != DecisionKind::kStart || !d.where.empty()) return false;
+  if (resumed_.runs.empty()) return false;
+  ResumedRuns::Run& run = resumed_.runs.back();
+  if (run.job != id || run.decided || run.time != d.time) return false;
+  run.decided = true;
+  run.reason = d.reason;
+  run.nodes = d.nodes;
+  for (const RunRate::Part& part : d.rate.parts) {
+    run.costs.push_back({++last_cost_, part.cluster, part.model, part.per_hour});
+    open_costs_[id].push_back(last_cost_);
+  }
+  return true;
+}
+
+void Daemon::WriteResumed() {
+  if (resumed_.runs.empty()) return;
+  const CellState& cell = engine_->cell();
+  for (uint32_t n = 0; n < cell.node_count(); ++n)
+    resumed_.node_names.push_back(cell.node_name(n));
+  for (const Cluster& c : spec_->clusters)
+    resumed_.clusters.push_back(c.name);
+  for (const DeviceModel& m : spec_->device_models)
+    resumed_.models.push_back(m.name);
+  store_->ResumeRuns(std::move(resumed_));
+  resumed_ = ResumedRuns();
 }
 
 void Daemon::OnDecision(Decision d) {
@@ -688,6 +732,7 @@ void Daemon::OnDecision(Decision d) {
 void Daemon::ApplyDecision(const DecisionChange& d) {
   const int64_t id = by_engine_[d.job.value()];
   metrics_.CountDecision(std::string(DecisionKindName(d.kind)));
+  if (ResumedStart(d, id)) return;  // written with the restore's batch
   if (d.kind == DecisionKind::kStart) OpenCosts(d, id);
   if (d.kind == DecisionKind::kRequeue || d.kind == DecisionKind::kPreempt) {
     // A run stopped before its end: the work it threw away (since its last checkpoint), all

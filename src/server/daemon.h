@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -259,7 +260,7 @@ class Daemon {
   ReplicaHost& replica_host();
   // Takes the snapshot's job rows (moved into the view); `read` holds, by row, what the
   // workers read of the rows that had not ended (nullopt for the others).
-  Status Restore(StoreSnapshot& snap, std::vector<std::optional<RestoredJob>>& read);
+  Status Restore(StoreSnapshot& snap, std::deque<std::optional<RestoredJob>>& read);
   void Loop();
   // Under mu_: handles what is due and schedules, timing the cycle. With `hand_over` (the
   // engine's own thread), what the cycle changes goes to the view's thread; otherwise (an API
@@ -307,6 +308,11 @@ class Daemon {
   void OnDecision(Decision d);
   // Under mu_.
   JobChange ChangeOf(const JobRecord& rec);
+  // Under mu_, while Restore runs: the start of a run it adopted (ApplyJob listed it) joins
+  // resumed_ with its costs; false for any other decision.
+  bool ResumedStart(const DecisionChange& d, int64_t id);
+  // Under mu_: writes resumed_ (the end of Restore).
+  void WriteResumed();
   void ApplyJob(const JobChange& c);
   void ApplyDecision(const DecisionChange& c);
   // Under mu_: applies the changes the last cycles handed over, in order.
@@ -396,6 +402,8 @@ class Daemon {
   // Under mu_, while Restore runs: transitions of jobs that are only queued again are not
   // written back (their rows already say so), and an adopted run keeps its stored placement.
   bool restoring_ = false;
+  // Under mu_, while Restore runs: the adopted runs, written as one batch when it ends.
+  ResumedRuns resumed_;
   std::map<std::string, NodeFlags> flags_;              // operators' holds, by node name
   std::map<std::string, ServiceEntry> services_;        // by name
   int64_t last_cost_ = 0;                               // the highest cost row id

@@ -49,6 +49,32 @@ struct JobUpdate {
   }
 };
 
+// Runs a restart resumed where they were, written as one batch (SqliteStore::ResumeRuns): of
+// each, its row's new start and the progress it keeps, its "start" decision and its cost rows.
+// A restart resumes every running job at once; as single writes they took a third of it.
+struct ResumedRuns {
+  struct Cost {
+    int64_t id = 0;
+    uint32_t cluster = 0;  // index into clusters
+    int32_t model = -1;    // index into models; -1 = CPU only ("cpu")
+    double per_hour = 0;
+  };
+  struct Run {
+    int64_t job = 0;
+    TimeMs time = 0;  // when it resumed: its run's start and its decision's time
+    std::optional<TimeMs> first_start;
+    Millis kept_ms = 0;
+    // Its start decision and cost rows, when the batch writes them (else they were written
+    // on their own).
+    bool decided = false;
+    std::string reason;           // of the start decision
+    std::vector<uint32_t> nodes;  // its nodes, indexes into node_names
+    std::vector<Cost> costs;
+  };
+  std::vector<Run> runs;
+  std::vector<std::string> node_names, clusters, models;
+};
+
 // One line of the decision log.
 struct StoredDecision {
   int64_t seq = 0;

@@ -13,6 +13,7 @@ struct SqliteStore::Statements {
   SqliteStatement insert_job, update_job, decision, audit, principal, token, node_flags;
   SqliteStatement insert_cost, end_cost, end_open_costs, alive, delete_tokens;
   SqliteStatement insert_service, delete_service, delete_principal, task_log;
+  SqliteStatement resume_job, insert_cost_of_job;
 };
 
 namespace {
@@ -81,6 +82,12 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
             "INSERT INTO costs(id, job_id, tenant, cluster, model, start_ms, per_hour) "
             "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
            {&st->end_cost, "UPDATE costs SET end_ms = ?2 WHERE id = ?1"},
+           {&st->resume_job,
+            "UPDATE jobs SET state = 'running', reason = '', first_start_ms = ?2, "
+            "finished_ms = NULL, run_start_ms = ?3, kept_ms = ?4 WHERE id = ?1"},
+           {&st->insert_cost_of_job,
+            "INSERT INTO costs(id, job_id, tenant, cluster, model, start_ms, per_hour) "
+            "SELECT ?1, ?2, tenant, ?3, ?4, ?5, ?6 FROM jobs WHERE id = ?2"},
            {&st->delete_tokens, "DELETE FROM tokens WHERE principal = ?1"},
            {&st->insert_service,
             "INSERT INTO services(name, tenant, body, principal, created_ms) "
@@ -287,6 +294,33 @@ void SqliteStore::InsertCost(CostRow c) {
   });
 }
 
+void SqliteStore::ResumeRuns(ResumedRuns runs) {
+  if (runs.runs.empty()) return;
+  Post([r = std::move(runs)](Statements& st) {
+    nlohmann::ordered_json detail = nlohmann::ordered_json::object();
+    for (const ResumedRuns::Run& run : r.runs) {
+      st.resume_job.Bind(1, run.job).Bind(2, run.first_start).Bind(3, run.time);
+      if (Status s = st.resume_job.Bind(4, run.kept_ms).Run(); !s.ok()) return s;
+      if (!run.decided) continue;
+      // As AppendDecision(d, nodes, where) writes it.
+      auto& nodes = detail["nodes"] = nlohmann::ordered_json::array();
+      for (uint32_t n : run.nodes)
+        nodes.push_back(r.node_names.at(n));
+      st.decision.Bind(1, run.time).Bind(2, "start").Bind(3, run.job).Bind(4, run.reason);
+      st.decision.Bind(5, run.nodes.empty() ? "{}" : detail.dump());
+      if (Status s = st.decision.Run(); !s.ok()) return s;
+      for (const ResumedRuns::Cost& c : run.costs) {
+        st.insert_cost_of_job.Bind(1, c.id).Bind(2, run.job).Bind(3, r.clusters.at(c.cluster));
+        st.insert_cost_of_job.Bind(
+            4, c.model < 0 ? std::string("cpu") : r.models.at(static_cast<size_t>(c.model)));
+        st.insert_cost_of_job.Bind(5, run.time).BindDouble(6, c.per_hour);
+        if (Status s = st.insert_cost_of_job.Run(); !s.ok()) return s;
+      }
+    }
+    return Status::Ok();
+  });
+}
+
 void SqliteStore::EndCost(int64_t id, TimeMs end) {
   Post([id, end](Statements& st) { return st.end_cost.Bind(1, id).Bind(2, end).Run(); });
 }
@@ -307,6 +341,14 @@ Result<StoreSnapshot> SqliteStore::Load(const std::function<void(size_t, StoredJ
   std::lock_guard<std::mutex> lock(read_mu_);
   Sqlite& db = *reader_db_;
   StoreSnapshot snap;
+  // The rows' vector at its size from the start (ids count from 1; a gap is rare): growing it
+  // by doubling would touch (and copy) twice the memory, which a restart pays in page faults.
+  auto count = db.Prepare("SELECT COALESCE(MAX(id), 0) FROM jobs");
+  if (!count.ok()) return count.status();
+  if (Status s = count->Each([&] { snap.jobs.reserve(static_cast<size_t>(count->Int(0))); });
+      !s.ok()) {
+    return s;
+  }
   auto q = db.Prepare(
       "SELECT id, name, tenant, body, idempotency_key, principal, submitted_ms, state, reason, "
       "detail, first_start_ms, finished_ms, restarts, placement, class, resolved, run_start_ms, "

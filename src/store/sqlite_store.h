@@ -79,6 +79,10 @@ class SqliteStore {
   std::shared_future<Status> InsertService(StoredService s);
   std::shared_future<Status> DeleteService(const std::string& name);
   void InsertCost(CostRow c);
+  // Of each run: the row's state, first start, run start and kept progress (its text is as
+  // stored); of each run `decided`, a "start" decision ({"nodes": [...]}) and its cost rows
+  // (the tenant the row's).
+  void ResumeRuns(ResumedRuns runs);
   void EndCost(int64_t id, TimeMs end);
   // Records that the daemon is alive at `now` (read back as StoreSnapshot::last_seen).
   void Alive(TimeMs now);

@@ -117,9 +117,8 @@ TEST(Serve, TheExampleJobsRunAreExplainedAndSurviveAKill9) {
   EXPECT_EQ(d.Stop(), 0) << d.log();
 }
 
-TEST(Serve, ARunThatCannotBeResumedWhereItWasIsRequeuedOnRestart) {
-  auto dir = FreshDir("resume");
-  DaemonProcess d(dir, kEnterprise);
+// Starts the daemon and submits the example's jobs; returns once job 3 runs.
+void StartWithTheExampleJobs(DaemonProcess& d) {
   ASSERT_TRUE(d.Start()) << d.log();
   std::string out;
   ASSERT_EQ(RunTessera("submit -f " + kEnterprise + "/jobs.yaml", &out, true, d.CliEnv()), 0)
@@ -128,6 +127,13 @@ TEST(Serve, ARunThatCannotBeResumedWhereItWasIsRequeuedOnRestart) {
   for (int i = 0; i < 50 && Body(admin.Get("/v1/jobs/3"))["state"] != "running"; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ASSERT_EQ(Body(admin.Get("/v1/jobs/3"))["state"], "running");
+}
+
+TEST(Serve, ARunThatCannotBeResumedWhereItWasIsRequeuedOnRestart) {
+  auto dir = FreshDir("resume");
+  DaemonProcess d(dir, kEnterprise);
+  ASSERT_NO_FATAL_FAILURE(StartWithTheExampleJobs(d));
+  Http admin(d.url(), d.admin_token());
   d.Kill9();
   {
     // What the store says of two runs no longer holds: job 1's node left the fleet, job 2's
@@ -162,6 +168,77 @@ TEST(Serve, ARunThatCannotBeResumedWhereItWasIsRequeuedOnRestart) {
   EXPECT_EQ(third["state"], "running") << third;
   EXPECT_EQ(third["restarts"], 0) << third;
   EXPECT_EQ(d.Stop(), 0) << d.log();
+}
+
+// One integer the query selects from the store at `path`.
+int64_t StoredInt(const std::string& path, const std::string& sql) {
+  auto db = Sqlite::Open(path);
+  EXPECT_TRUE(db.ok()) << db.status().message();
+  if (!db.ok()) return -1;
+  auto q = (*db)->Prepare(sql);
+  EXPECT_TRUE(q.ok()) << sql;
+  int64_t v = -1;
+  if (q.ok()) {
+    EXPECT_TRUE(q->Each([&] { v = q->Int(0); }).ok()) << sql;
+  }
+  return v;
+}
+
+TEST(Serve, AResumedRunKeepsItsProgressAndAGapInTheIdsStaysHidden) {
+  auto dir = FreshDir("progress");
+  DaemonProcess d(dir, kEnterprise);
+  ASSERT_NO_FATAL_FAILURE(StartWithTheExampleJobs(d));
+  Http admin(d.url(), d.admin_token());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // a mark of being alive
+  d.Kill9();
+  const std::string store = d.store().string();
+  // Job 9's insert never happened (a gap in the ids, as a failed insert leaves).
+  {
+    auto db = Sqlite::Open(store);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec("DELETE FROM jobs WHERE id = 9").ok());
+  }
+  const int64_t started = StoredInt(store, "SELECT run_start_ms FROM jobs WHERE id = 3");
+  const int64_t kept = StoredInt(store, "SELECT kept_ms FROM jobs WHERE id = 3");
+  // The last moment the killed process is known to have been alive (StoreSnapshot::last_seen).
+  const int64_t seen = StoredInt(
+      store,
+      "SELECT MAX((SELECT MAX(time_ms) FROM decisions), (SELECT MAX(time_ms) FROM audit), "
+      "(SELECT MAX(submitted_ms) FROM jobs), (SELECT CAST(value AS INTEGER) FROM meta WHERE "
+      "key = 'alive_ms'))");
+  ASSERT_GT(started, 0);
+  ASSERT_GT(seen, started);
+  d.KeepPort();
+  ASSERT_TRUE(d.Start()) << d.log();
+  EXPECT_EQ(admin.Get("/v1/jobs/9")->status, 404);
+  json list = Body(admin.Get("/v1/jobs?limit=100"));
+  ASSERT_EQ(list["items"].size(), 9u) << list;
+  EXPECT_EQ(list["items"][8]["id"], 10) << list;
+  json third = Body(admin.Get("/v1/jobs/3"));
+  EXPECT_EQ(third["state"], "running") << third;
+  EXPECT_EQ(third["restarts"], 0) << third;
+  // Resumed: its progress until the killed process was last seen is kept, its run starts anew
+  // (a second restart counts from here, not from the first start again).
+  ASSERT_EQ(d.Stop(), 0) << d.log();
+  EXPECT_EQ(StoredInt(store, "SELECT kept_ms FROM jobs WHERE id = 3"), kept + (seen - started));
+  EXPECT_GE(StoredInt(store, "SELECT run_start_ms FROM jobs WHERE id = 3"), seen);
+  EXPECT_EQ(StoredInt(store, "SELECT first_start_ms FROM jobs WHERE id = 3"),
+            third["first_start_ms"].get<int64_t>());
+  // Its decisions: the start, then the adoption with its nodes.
+  auto db = Sqlite::Open(store);
+  ASSERT_TRUE(db.ok());
+  auto q =
+      (*db)->Prepare("SELECT kind, reason, detail FROM decisions WHERE job_id = 3 ORDER BY seq");
+  ASSERT_TRUE(q.ok());
+  std::vector<std::string> lines;
+  ASSERT_TRUE(
+      q->Each([&] { lines.push_back(q->Text(0) + " " + q->Text(1) + " " + q->Text(2)); }).ok());
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1].rfind("start adopted {\"nodes\":[\"", 0), 0u) << lines[1];
+  // The first run's cost rows closed where the killed process was last seen; the resumed
+  // run's open from its new start.
+  EXPECT_EQ(StoredInt(store, "SELECT MIN(end_ms) FROM costs WHERE job_id = 3"), seen);
+  EXPECT_GE(StoredInt(store, "SELECT MAX(start_ms) FROM costs WHERE job_id = 3"), seen);
 }
 
 TEST(Serve, AFinishedJobIsRecordedAndACancelledOneStops) {

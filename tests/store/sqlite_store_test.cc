@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <future>
+#include <map>
 
 #include "store/schema.h"
 
@@ -189,6 +190,91 @@ TEST(SqliteStore, WhatIsWrittenIsWhatLoads) {
   ASSERT_TRUE(audit.ok());
   ASSERT_EQ(audit->size(), 1u);
   EXPECT_EQ((*audit)[0].status, 201);
+}
+
+TEST(SqliteStore, ResumedRunsWriteTheirRowsDecisionsAndCostsInOneBatch) {
+  std::string path = FreshFile("resumed");
+  {
+    auto store = SqliteStore::Open(path);
+    ASSERT_TRUE(store.ok());
+    for (int64_t id : {1, 2, 3}) {
+      StoredJob j = JobNamed(id, "r" + std::to_string(id));
+      j.tenant = "org/dept/project";
+      ASSERT_TRUE((*store)->InsertJob(j).get().ok());
+      j.state = "running";
+      j.detail = "where it runs";
+      j.placement = R"([{"node":"n2"}])";
+      j.first_start = 1000;
+      j.run_start = 1000;
+      (*store)->UpdateJob(JobUpdate::Of(j));
+    }
+    ResumedRuns r;
+    r.node_names = {"n0", "n1", "n2"};
+    r.clusters = {"east", "west"};
+    r.models = {"a100"};
+    ResumedRuns::Run& one = r.runs.emplace_back();
+    one.job = 1;
+    one.time = 9000;
+    one.first_start = 1000;
+    one.kept_ms = 4000;
+    one.decided = true;
+    one.reason = "adopted";
+    one.nodes = {2, 0};
+    one.costs = {{7, 1, 0, 2.5}, {8, 0, -1, 0.25}};
+    ResumedRuns::Run& two = r.runs.emplace_back();  // no first start stored: it starts now
+    two.job = 2;
+    two.time = 9001;
+    two.decided = true;
+    two.reason = "adopted";
+    ResumedRuns::Run& three = r.runs.emplace_back();  // its decision was written on its own
+    three.job = 3;
+    three.time = 9002;
+    three.kept_ms = 5;
+    (*store)->ResumeRuns(std::move(r));
+    ASSERT_TRUE((*store)->Flush().get().ok());
+  }
+  auto store = SqliteStore::Open(path);
+  ASSERT_TRUE(store.ok());
+  auto snap = (*store)->Load();
+  ASSERT_TRUE(snap.ok());
+  ASSERT_EQ(snap->jobs.size(), 3u);
+  const StoredJob& one = snap->jobs[0];
+  EXPECT_EQ(one.state, "running");
+  EXPECT_EQ(one.run_start, 9000);
+  EXPECT_EQ(one.kept_ms, 4000);
+  EXPECT_EQ(one.first_start, 1000);
+  EXPECT_EQ(one.detail, "where it runs");  // the text is as stored
+  EXPECT_EQ(one.placement, R"([{"node":"n2"}])");
+  EXPECT_EQ(snap->jobs[1].run_start, 9001);
+  EXPECT_FALSE(snap->jobs[1].first_start.has_value());
+  EXPECT_EQ(snap->last_cost, 8);
+  auto decisions = (*store)->QueryDecisions(1);
+  ASSERT_TRUE(decisions.ok());
+  ASSERT_EQ(decisions->size(), 1u);
+  EXPECT_EQ((*decisions)[0].kind, "start");
+  EXPECT_EQ((*decisions)[0].reason, "adopted");
+  EXPECT_EQ((*decisions)[0].time, 9000);
+  EXPECT_EQ((*decisions)[0].detail, R"({"nodes":["n2","n0"]})");
+  decisions = (*store)->QueryDecisions(2);
+  ASSERT_TRUE(decisions.ok());
+  ASSERT_EQ(decisions->size(), 1u);
+  EXPECT_EQ((*decisions)[0].detail, "{}");
+  EXPECT_EQ(snap->jobs[2].run_start, 9002);
+  EXPECT_EQ(snap->jobs[2].kept_ms, 5);
+  decisions = (*store)->QueryDecisions(3);
+  ASSERT_TRUE(decisions.ok());
+  EXPECT_TRUE(decisions->empty());
+  // An hour of both cost rows, open until "now", under the job's tenant.
+  auto costs = (*store)->QueryCosts(0, 9000 + 3600 * 1000, 9000 + 3600 * 1000);
+  ASSERT_TRUE(costs.ok());
+  ASSERT_EQ(costs->size(), 2u);
+  std::map<std::string, double> by_model;
+  for (const CostTotal& c : *costs) {
+    EXPECT_EQ(c.tenant, "org/dept/project");
+    by_model[c.cluster + "/" + c.model] = c.amount;
+  }
+  EXPECT_DOUBLE_EQ(by_model["west/a100"], 2.5);
+  EXPECT_DOUBLE_EQ(by_model["east/cpu"], 0.25);
 }
 
 TEST(SqliteStore, ConcurrentInsertsShareCommits) {
