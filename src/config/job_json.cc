@@ -76,7 +76,7 @@ ResolvedJobReader::ResolvedJobReader(const Spec& spec)
       datasets_(Index(spec.datasets, [](const Dataset& d) { return d.name; })),
       regions_(Index(spec.regions, [](const Region& r) { return r.name; })) {}
 
-Result<Job> ResolvedJobReader::Read(const std::string& text) const {
+Result<Job> ResolvedJobReader::Read(std::string_view text) const {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return InvalidArgument("not a resolved job");
   try {

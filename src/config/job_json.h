@@ -22,7 +22,7 @@ nlohmann::json ResolvedJobJson(const Spec& spec, const Job& job);
 class ResolvedJobReader {
  public:
   explicit ResolvedJobReader(const Spec& spec);
-  Result<Job> Read(const std::string& text) const;
+  Result<Job> Read(std::string_view text) const;
 
  private:
   Result<Job> FromJson(const nlohmann::json& j) const;

@@ -143,7 +143,7 @@ struct RestoredJob {
 namespace {
 
 // A run's placement as PlacementJson wrote it.
-Result<std::vector<StoredTask>> ParsePlacement(const std::string& text) {
+Result<std::vector<StoredTask>> ParsePlacement(std::string_view text) {
   auto tasks = json::parse(text, nullptr, false);
   if (!tasks.is_array()) return InvalidArgument("no stored placement");
   std::vector<StoredTask> out;
@@ -165,83 +165,70 @@ Result<std::vector<StoredTask>> ParsePlacement(const std::string& text) {
 }
 
 // Reads the resolved form of each job that has not ended (and the placement of its run, if it
-// had one) while the store reads the rest: the rows are independent and the reader immutable,
-// so every core but the store's parses. Each row's result has its slot from the start (a deque's
-// elements stay where they are as it grows), so a worker writes it where the restore reads it.
+// had one) while the store's Load reads the rows: workers take chunks of ids, each read on a
+// connection of its own and parsed straight from SQLite's memory; the thread that loaded the
+// rows joins them when it is done (Help). The rows are independent and the reader immutable.
 class ResolvedJobs {
  public:
-  using Slots = std::deque<std::optional<RestoredJob>>;
+  // By id - 1: what was read (or why not); null for jobs that ended.
+  using ById = std::vector<std::unique_ptr<RestoredJob>>;
 
-  explicit ResolvedJobs(const Spec& spec) : reader_(spec) {
-    // One core is the store's.
+  ResolvedJobs(const Spec& spec, const SqliteStore& store, int64_t last_id)
+      : reader_(spec), store_(store), by_id_(static_cast<size_t>(last_id)) {
+    // One core is the Load's until it helps.
     size_t threads = std::max(2u, std::thread::hardware_concurrency()) - 1;
     for (size_t t = 0; t < threads; ++t)
       pool_.emplace_back([this] { Work(); });
   }
-  ~ResolvedJobs() { Finish(); }
+  ~ResolvedJobs() { Join(); }
   ResolvedJobs(const ResolvedJobs&) = delete;
   ResolvedJobs& operator=(const ResolvedJobs&) = delete;
 
-  // Row `index` (its resolved form is taken); rows come in order.
-  void Add(size_t index, StoredJob& row) {
-    std::lock_guard<std::mutex> lock(mu_);
-    while (slots_.size() <= index)
-      slots_.emplace_back();
-    if (Terminal(row.state)) return;
-    Todo todo{&slots_[index], std::move(row.resolved), std::nullopt};
-    if (row.state == "running" || row.state == "placed") todo.placement = row.placement;
-    todo_.push_back(std::move(todo));
-    if (todo_.size() == 1) cv_.notify_one();
-  }
-  // Waits for every row added: by index, what was read (or why not); nullopt for rows that
-  // ended (or were never added).
-  Slots Finish() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    for (std::thread& t : pool_)
-      t.join();
-    pool_.clear();
-    return std::move(slots_);
+  // Works on the chunks left, then waits for the workers: what was read, or the first error.
+  Result<ById> Finish() {
+    Work();
+    Join();
+    if (!status_.ok()) return status_;
+    return std::move(by_id_);
   }
 
  private:
-  struct Todo {
-    std::optional<RestoredJob>* slot;
-    std::string resolved;
-    std::optional<std::string> placement;  // of a run
-  };
+  void Join() {
+    for (std::thread& t : pool_)
+      t.join();
+    pool_.clear();
+  }
+
+  // Ids a worker takes at a time: few enough for the workers to end together, many enough to
+  // make a connection's opening nothing.
+  static constexpr int64_t kChunk = 4096;
 
   void Work() {
-    std::vector<Todo> batch;
-    for (;;) {
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return done_ || !todo_.empty(); });
-        if (todo_.empty()) break;
-        // A share of what is queued: enough to keep the lock rare, not so much that the
-        // other workers wait.
-        size_t take = std::min<size_t>(todo_.size(), 256);
-        batch.assign(std::make_move_iterator(todo_.end() - static_cast<ptrdiff_t>(take)),
-                     std::make_move_iterator(todo_.end()));
-        todo_.resize(todo_.size() - take);
-      }
-      for (Todo& t : batch) {
-        std::optional<RestoredJob>& slot = *t.slot;
-        slot.emplace(RestoredJob{reader_.Read(t.resolved), std::nullopt});
-        if (t.placement) slot->run = ParsePlacement(*t.placement);
+    const auto last = static_cast<int64_t>(by_id_.size());
+    for (int64_t from = next_.fetch_add(kChunk) + 1; from <= last;
+         from = next_.fetch_add(kChunk) + 1) {
+      Status s = store_.ReadActiveJobs(
+          from, std::min(last, from + kChunk - 1),
+          [&](int64_t id, std::string_view state, std::string_view resolved,
+              std::string_view placement) {
+            if (id < 1 || id > last) return;  // inserted since the last id was read
+            auto read = std::make_unique<RestoredJob>(RestoredJob{reader_.Read(resolved), {}});
+            if (state == "running" || state == "placed") read->run = ParsePlacement(placement);
+            by_id_[static_cast<size_t>(id - 1)] = std::move(read);
+          });
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (status_.ok()) status_ = s;
       }
     }
   }
 
   const ResolvedJobReader reader_;
+  const SqliteStore& store_;
+  ById by_id_;  // each worker writes the ids of its own chunks
+  std::atomic<int64_t> next_{0};
   std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Todo> todo_;
-  Slots slots_;
-  bool done_ = false;
+  Status status_;
   std::vector<std::thread> pool_;
 };
 
@@ -322,14 +309,17 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteS
                                               const Clock& clock, DaemonOptions options,
                                               std::string* new_admin_token) {
   auto t0 = std::chrono::steady_clock::now();
-  ResolvedJobs::Slots read;
+  Result<int64_t> last_id = store->LastJobId();
+  if (!last_id.ok()) return last_id.status();
   Result<StoreSnapshot> snap = StoreSnapshot{};
+  Result<ResolvedJobs::ById> read = ResolvedJobs::ById();
   {
-    ResolvedJobs resolved(spec);
-    snap = store->Load([&](size_t i, StoredJob& row) { resolved.Add(i, row); });
+    ResolvedJobs resolved(spec, *store, *last_id);
+    snap = store->Load();
     read = resolved.Finish();
   }
   if (!snap.ok()) return snap.status();
+  if (!read.ok()) return read.status();
   std::unique_ptr<Daemon> d(new Daemon(std::move(spec), std::move(store), clock, options));
   auto t1 = std::chrono::steady_clock::now();
   d->start_times_.load_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
@@ -393,7 +383,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteS
       d->services_[name] = {std::move(v), "", true};
     }
     d->DriveServices();
-    if (Status s = d->Restore(*snap, read); !s.ok()) return s;
+    if (Status s = d->Restore(*snap, *read); !s.ok()) return s;
     d->ApplyAgents();
   }
   d->start_times_.restore_ms =
@@ -423,14 +413,14 @@ Daemon::~Daemon() {
   store_->Flush().wait();
 }
 
-Status Daemon::Restore(StoreSnapshot& snap, std::deque<std::optional<RestoredJob>>& read) {
+Status Daemon::Restore(StoreSnapshot& snap, std::vector<std::unique_ptr<RestoredJob>>& read) {
   const TimeMs now = clock_.Now();
   std::vector<JobId> orphans;
   restoring_ = true;
   const size_t ids = snap.jobs.empty() ? 0 : static_cast<size_t>(snap.jobs.back().id);
   restart_base_.reserve(ids);
   engine_->Reserve(static_cast<size_t>(
-      std::count_if(read.begin(), read.end(), [](const auto& r) { return r.has_value(); })));
+      std::count_if(read.begin(), read.end(), [](const auto& r) { return r != nullptr; })));
   by_engine_.reserve(engine_->job_count() + snap.jobs.size());
   // The rows first (by id, with `read` in the same order): then their name and key indexes are
   // built on another core while this one rebuilds the engine (which writes none of the fields
@@ -475,11 +465,16 @@ Status Daemon::Restore(StoreSnapshot& snap, std::deque<std::optional<RestoredJob
     }
   });
   for (size_t i = 0; i < rows; ++i) {
-    if (i >= read.size() || !read[i]) continue;  // ended
     StoredJob& row = row_of(i);
+    const auto at = static_cast<size_t>(row.id - 1);
+    if (at >= read.size() || !read[at]) continue;  // ended
+    // Freed as soon as it is used: the engine's records of the next jobs take its memory
+    // rather than fresh pages.
+    const std::unique_ptr<RestoredJob> taken = std::move(read[at]);
+    RestoredJob& restored = *taken;
     // The resolved form reads back without YAML; a row without one (or one the configuration
     // no longer admits) goes through the submission's own checks again, which say why.
-    Result<Job> job = std::move(read[i]->job);
+    Result<Job> job = std::move(restored.job);
     std::string why;
     if (!job.ok()) {
       JobLoad parsed = LoadJobText(*spec_, {"job " + std::to_string(row.id), row.body});
@@ -500,10 +495,10 @@ Status Daemon::Restore(StoreSnapshot& snap, std::deque<std::optional<RestoredJob
     }
     JobId id = Enqueue(row.id, std::move(*job), now);
     Rejoin(id, orphans);
-    if (read[i]->run) {
+    if (restored.run) {
       // The run goes on where it was: the same nodes and devices, its progress until the
       // previous process was last seen kept (the emulated backend resumes the rest).
-      Result<std::vector<StoredTask>>& run = *read[i]->run;
+      Result<std::vector<StoredTask>>& run = *restored.run;
       Result<std::vector<Placement>> placements =
           run.ok() ? PlacementsOf(std::move(*run)) : Result<std::vector<Placement>>(run.status());
       Status adopted = placements.ok() ? Status::Ok() : placements.status();

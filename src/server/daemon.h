@@ -260,7 +260,8 @@ class Daemon {
   ReplicaHost& replica_host();
   // Takes the snapshot's job rows (moved into the view); `read` holds, by row, what the
   // workers read of the rows that had not ended (nullopt for the others).
-  Status Restore(StoreSnapshot& snap, std::deque<std::optional<RestoredJob>>& read);
+  // `read`: by id - 1, the resolved job and run of each job that has not ended.
+  Status Restore(StoreSnapshot& snap, std::vector<std::unique_ptr<RestoredJob>>& read);
   void Loop();
   // Under mu_: handles what is due and schedules, timing the cycle. With `hand_over` (the
   // engine's own thread), what the cycle changes goes to the view's thread; otherwise (an API

@@ -53,10 +53,14 @@ void SqliteStatement::Reset() {
 }
 
 std::string SqliteStatement::Text(int col) const {
+  return std::string(View(col));
+}
+
+std::string_view SqliteStatement::View(int col) const {
   const unsigned char* p = sqlite3_column_text(stmt_, col);
   if (p == nullptr) return {};
-  return std::string(reinterpret_cast<const char*>(p),
-                     static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+  return std::string_view(reinterpret_cast<const char*>(p),
+                          static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
 }
 
 Result<std::unique_ptr<Sqlite>> Sqlite::Open(const std::string& path) {

@@ -61,6 +61,8 @@ class SqliteStatement {
     return Int(col);
   }
   std::string Text(int col) const;
+  // The column's text without a copy: valid until the statement steps again or resets.
+  std::string_view View(int col) const;
   double Double(int col) const { return sqlite3_column_double(stmt_, col); }
 
  private:

@@ -337,7 +337,7 @@ std::shared_future<Status> SqliteStore::Flush() {
   return Enqueue([](Statements&) { return Status::Ok(); });
 }
 
-Result<StoreSnapshot> SqliteStore::Load(const std::function<void(size_t, StoredJob&)>& on_job) {
+Result<StoreSnapshot> SqliteStore::Load() {
   std::lock_guard<std::mutex> lock(read_mu_);
   Sqlite& db = *reader_db_;
   StoreSnapshot snap;
@@ -351,8 +351,8 @@ Result<StoreSnapshot> SqliteStore::Load(const std::function<void(size_t, StoredJ
   }
   auto q = db.Prepare(
       "SELECT id, name, tenant, body, idempotency_key, principal, submitted_ms, state, reason, "
-      "detail, first_start_ms, finished_ms, restarts, placement, class, resolved, run_start_ms, "
-      "kept_ms FROM jobs ORDER BY id");
+      "detail, first_start_ms, finished_ms, restarts, placement, class, run_start_ms, kept_ms "
+      "FROM jobs ORDER BY id");
   if (!q.ok()) return q.status();
   if (Status s = q->Each([&] {
         StoredJob& j = snap.jobs.emplace_back();
@@ -371,10 +371,8 @@ Result<StoreSnapshot> SqliteStore::Load(const std::function<void(size_t, StoredJ
         j.restarts = static_cast<int32_t>(q->Int(12));
         j.placement = q->Text(13);
         j.job_class = q->Text(14);
-        j.resolved = q->Text(15);
-        j.run_start = q->OptInt(16);
-        j.kept_ms = q->Int(17);
-        if (on_job) on_job(snap.jobs.size() - 1, j);
+        j.run_start = q->OptInt(15);
+        j.kept_ms = q->Int(16);
       });
       !s.ok()) {
     return s;
@@ -426,6 +424,26 @@ Result<StoreSnapshot> SqliteStore::Load(const std::function<void(size_t, StoredJ
     return s;
   }
   return snap;
+}
+
+Result<int64_t> SqliteStore::LastJobId() const {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  auto q = reader_db_->Prepare("SELECT COALESCE(MAX(id), 0) FROM jobs");
+  if (!q.ok()) return q.status();
+  int64_t last = 0;
+  if (Status s = q->Each([&] { last = q->Int(0); }); !s.ok()) return s;
+  return last;
+}
+
+Status SqliteStore::ReadActiveJobs(int64_t from, int64_t to, const ActiveJobRow& row) const {
+  auto db = Sqlite::Open(reader_db_->path());
+  if (!db.ok()) return db.status();
+  auto q = (*db)->Prepare(
+      "SELECT id, state, resolved, placement FROM jobs WHERE id BETWEEN ?1 AND ?2 AND state NOT "
+      "IN ('succeeded', 'failed', 'cancelled') ORDER BY id");
+  if (!q.ok()) return q.status();
+  q->Bind(1, from).Bind(2, to);
+  return q->Each([&] { row(q->Int(0), q->View(1), q->View(2), q->View(3)); });
 }
 
 Result<std::vector<AuditEntry>> SqliteStore::QueryAudit(const AuditQuery& aq) {

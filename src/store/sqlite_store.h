@@ -56,10 +56,17 @@ class SqliteStore {
   SqliteStore(const SqliteStore&) = delete;
   SqliteStore& operator=(const SqliteStore&) = delete;
 
-  // Everything the daemon rebuilds itself from. `on_job`, when given, sees each job row as it
-  // is read (its index in StoreSnapshot::jobs; it may move fields out), so that the caller can
-  // work on rows while the rest are read.
-  Result<StoreSnapshot> Load(const std::function<void(size_t, StoredJob&)>& on_job = {});
+  // Everything the daemon rebuilds itself from (the jobs' resolved forms aside: see
+  // ReadActiveJobs).
+  Result<StoreSnapshot> Load();
+  // What a restart rebuilds the engine from, of the jobs with ids in [from, to] that have not
+  // ended, in id order: id, state, resolved form and placement, as views valid during the call.
+  // Each call reads on a connection of its own, so that several threads read (and parse) at
+  // once, beside Load.
+  Result<int64_t> LastJobId() const;  // 0: none
+  using ActiveJobRow = std::function<void(int64_t id, std::string_view state,
+                                          std::string_view resolved, std::string_view placement)>;
+  Status ReadActiveJobs(int64_t from, int64_t to, const ActiveJobRow& row) const;
 
   // Queued writes. The futures resolve when the batch holding the write is committed (or
   // failed: then nothing of that batch was written).
@@ -127,7 +134,7 @@ class SqliteStore {
   std::unique_ptr<Sqlite> writer_db_;
   std::unique_ptr<Sqlite> reader_db_;
   std::unique_ptr<Statements> statements_;
-  std::mutex read_mu_;
+  mutable std::mutex read_mu_;
 
   std::mutex mu_;
   std::condition_variable cv_;

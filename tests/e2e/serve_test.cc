@@ -241,6 +241,40 @@ TEST(Serve, AResumedRunKeepsItsProgressAndAGapInTheIdsStaysHidden) {
   EXPECT_GE(StoredInt(store, "SELECT MAX(start_ms) FROM costs WHERE job_id = 3"), seen);
 }
 
+TEST(Serve, AJobWhoseResolvedFormCannotBeReadIsCheckedAgainFromItsSubmission) {
+  auto dir = FreshDir("reread");
+  DaemonProcess d(dir, kEnterprise);
+  ASSERT_NO_FATAL_FAILURE(StartWithTheExampleJobs(d));
+  Http admin(d.url(), d.admin_token());
+  const json fourth = Body(admin.Get("/v1/jobs/4"));
+  d.Kill9();
+  {
+    // Job 4's resolved form is unreadable, job 5's too and its submission names a tenant the
+    // configuration does not have.
+    auto db = Sqlite::Open(d.store().string());
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec("UPDATE jobs SET resolved = '{' WHERE id IN (4, 5)").ok());
+    ASSERT_TRUE((*db)
+                    ->Exec("UPDATE jobs SET body = json_set(body, '$.tenant', 'nobody/x') "
+                           "WHERE id = 5")
+                    .ok());
+  }
+  d.KeepPort();
+  ASSERT_TRUE(d.Start()) << d.log();
+  json job = Body(admin.Get("/v1/jobs/4"));
+  EXPECT_EQ(job["state"], fourth["state"]) << job;
+  EXPECT_EQ(job["placement"], fourth["placement"]) << job;
+  EXPECT_EQ(job["restarts"], 0) << job;
+  job = Body(admin.Get("/v1/jobs/5"));
+  EXPECT_EQ(job["state"], "failed") << job;
+  EXPECT_EQ(job["reason"], "invalid") << job;
+  EXPECT_EQ(job["detail"].get<std::string>().rfind("no longer valid under the configuration", 0),
+            0u)
+      << job;
+  EXPECT_NE(job["detail"].get<std::string>().find("nobody/x"), std::string::npos) << job;
+  EXPECT_EQ(d.Stop(), 0) << d.log();
+}
+
 TEST(Serve, AFinishedJobIsRecordedAndACancelledOneStops) {
   auto dir = FreshDir("finish");
   DaemonProcess d(dir, kEnterprise);

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <future>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "store/schema.h"
 
@@ -275,6 +277,44 @@ TEST(SqliteStore, ResumedRunsWriteTheirRowsDecisionsAndCostsInOneBatch) {
   }
   EXPECT_DOUBLE_EQ(by_model["west/a100"], 2.5);
   EXPECT_DOUBLE_EQ(by_model["east/cpu"], 0.25);
+}
+
+TEST(SqliteStore, TheActiveJobsResolvedFormsAreReadByIdRangeAndLoadLeavesThemOut) {
+  std::string path = FreshFile("active");
+  auto store = SqliteStore::Open(path);
+  ASSERT_TRUE(store.ok());
+  auto last = (*store)->LastJobId();
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ(*last, 0);
+  const char* states[] = {"pending", "running", "succeeded", "placed", "cancelled", "failed"};
+  for (int64_t id = 1; id <= 6; ++id) {
+    StoredJob j = JobNamed(id, "j" + std::to_string(id));
+    j.resolved = "resolved " + std::to_string(id);
+    ASSERT_TRUE((*store)->InsertJob(j).get().ok());
+    j.state = states[id - 1];
+    j.placement = "placement " + std::to_string(id);
+    (*store)->UpdateJob(JobUpdate::Of(j));
+  }
+  ASSERT_TRUE((*store)->Flush().get().ok());
+  last = (*store)->LastJobId();
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ(*last, 6);
+  std::vector<std::string> rows;
+  Status s = (*store)->ReadActiveJobs(
+      2, 6,
+      [&](int64_t id, std::string_view state, std::string_view resolved,
+          std::string_view placement) {
+        rows.push_back(std::to_string(id) + " " + std::string(state) + " " + std::string(resolved) +
+                       " " + std::string(placement));
+      });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(rows, (std::vector<std::string>{"2 running resolved 2 placement 2",
+                                            "4 placed resolved 4 placement 4"}));
+  auto snap = (*store)->Load();
+  ASSERT_TRUE(snap.ok());
+  ASSERT_EQ(snap->jobs.size(), 6u);
+  EXPECT_EQ(snap->jobs[1].resolved, "");
+  EXPECT_EQ(snap->jobs[1].placement, "placement 2");
 }
 
 TEST(SqliteStore, ConcurrentInsertsShareCommits) {
