@@ -177,8 +177,10 @@ JobId Engine::Submit(Job job, TimeMs at) {
   c->gang.require =
       job.gang.require == TopologyLevel::kAny ? TopologyLevel::kCluster : job.gang.require;
   std::vector<std::pair<Milli, uint16_t>> speeds;
-  JobConstraints constraints = CompileConstraints(spec_, job);
-  const uint32_t scope = scopes_.Intern(constraints.verdicts);
+  std::shared_ptr<const JobConstraints> constraints =
+      *constraints_.insert(std::make_shared<const JobConstraints>(CompileConstraints(spec_, job)))
+           .first;
+  const uint32_t scope = scopes_.Intern(constraints->verdicts);
   for (const TaskGroup& g : job.task_groups) {
     TaskShape s = MakeTaskShape(spec_, g.request);
     s.scope = scope;
@@ -228,7 +230,7 @@ JobId Engine::Submit(Job job, TimeMs at) {
   if (multi_cluster_) {
     c->global =
         MakeGlobalRequest(spec_, paths_, job, std::move(constraints), c->mask, c->mask == 0);
-    const JobConstraints& k = c->global->constraints;
+    const JobConstraints& k = *c->global->constraints;
     for (uint32_t cl = 0; cl < spec_.clusters.size() && c->mask != 0; ++cl) {
       if (!k.allows(ClusterId(cl)) || std::find(k.tier_order.begin(), k.tier_order.end(),
                                                 spec_.clusters[cl].tier) == k.tier_order.end())
@@ -1181,7 +1183,7 @@ GangResult Engine::PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask
   // should every summary have undersold its cluster). Elastic clusters closed to it now stay
   // out; a job that could burst later is not infeasible.
   bool elastic_closed = false;
-  ScopeTable::Verdicts verdicts = c.global->constraints.verdicts;
+  ScopeTable::Verdicts verdicts = c.global->constraints->verdicts;
   for (size_t cl = 0; cl < blocked.size(); ++cl) {
     if (!blocked[cl] || verdicts[cl]) continue;
     verdicts[cl] = Reason::kLaterPreference;
@@ -1443,7 +1445,7 @@ bool Engine::TryPreempt(JobRecord& j, CycleState& cs) {
 bool Engine::Frees(const JobRecord& v, const Compiled& c, ModelMask mask, bool waiting) const {
   for (const Placement& p : v.placements) {
     const uint32_t cluster = cell_.node(p.node).cluster;
-    if (c.global && (c.global->constraints.verdicts[cluster] ||
+    if (c.global && (c.global->constraints->verdicts[cluster] ||
                      (waiting && spec_.clusters[cluster].tier == ClusterTier::kElastic)))
       continue;
     if (c.mask == 0) return true;  // a CPU-only job needs only the node's CPU and memory
@@ -1493,7 +1495,7 @@ bool Engine::RoomInScope(const JobRecord& j, const Compiled& c, ModelMask mask, 
   // A gang stays within one cluster: one cluster it may use must hold its devices.
   const bool waiting = ElasticClosed(j, c, now);
   for (size_t cl = 0; cl < spec_.clusters.size(); ++cl) {
-    if (c.global->constraints.verdicts[cl]) continue;
+    if (c.global->constraints->verdicts[cl]) continue;
     if (waiting && spec_.clusters[cl].tier == ClusterTier::kElastic) continue;
     if (summaries_.Free(static_cast<uint32_t>(cl), mask) + released(cl) >= j.device_milli)
       return true;

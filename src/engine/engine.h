@@ -26,6 +26,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/clock.h"
@@ -264,6 +265,16 @@ class Engine final : public EventSink {
   // Each job's hard rules (sched/constraints.h) as a placement scope, read by the scope
   // filters at the head of the placer's chain.
   ScopeTable scopes_;
+  // Equal constraints, one copy shared by the jobs that have them (most jobs of a tenant and
+  // class): a restart compiles every active job at once, and each copy was fresh memory.
+  struct SameConstraints {
+    bool operator()(const std::shared_ptr<const JobConstraints>& a,
+                    const std::shared_ptr<const JobConstraints>& b) const {
+      return std::tie(a->verdicts, a->excluded_by, a->tier_order, a->cross_region) <
+             std::tie(b->verdicts, b->excluded_by, b->tier_order, b->cross_region);
+    }
+  };
+  std::set<std::shared_ptr<const JobConstraints>, SameConstraints> constraints_;
   FilterChain filters_;
   Placer placer_;
   // The global layer's view: one summary per cluster, used and kept current (by AdjustFree

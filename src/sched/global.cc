@@ -49,9 +49,9 @@ void AppendPassed(std::string& out, const Spec& spec, const GlobalRequest& reque
     out += ": ";
     switch (p.code) {
       case PassCode::kRule:
-        out += ReasonCode(*request.constraints.verdicts[p.cluster]);
+        out += ReasonCode(*request.constraints->verdicts[p.cluster]);
         out += " (";
-        out += request.constraints.excluded_by[p.cluster];
+        out += request.constraints->excluded_by[p.cluster];
         out += ')';
         break;
       case PassCode::kTier:
@@ -121,7 +121,8 @@ void AppendPassed(std::string& out, const Spec& spec, const GlobalRequest& reque
 }  // namespace
 
 GlobalRequest MakeGlobalRequest(const Spec& spec, const RegionPaths& paths, const Job& job,
-                                JobConstraints constraints, ModelMask accepted, bool cpu_only) {
+                                std::shared_ptr<const JobConstraints> constraints,
+                                ModelMask accepted, bool cpu_only) {
   GlobalRequest r;
   r.constraints = std::move(constraints);
   if (!cpu_only) r.model_steps = ModelPreference(spec, job, accepted);
@@ -160,7 +161,7 @@ GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
                             const std::vector<bool>& blocked,
                             const std::vector<int32_t>& siblings) {
   GlobalChoice out;
-  const JobConstraints& k = request.constraints;
+  const JobConstraints& k = *request.constraints;
   int32_t replicas = 0;
   for (int32_t n : siblings)
     replicas += n;

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,7 +38,7 @@ namespace tessera {
 
 // What the global layer needs to know about a job, compiled once.
 struct GlobalRequest {
-  JobConstraints constraints;
+  std::shared_ptr<const JobConstraints> constraints;  // never null (shared by equal jobs)
   // The model preference, best first: (speed, models). Empty for a CPU-only job.
   std::vector<std::pair<Milli, ModelMask>> model_steps;
   Milli devices = 0;  // device milli of the whole gang
@@ -54,7 +55,8 @@ struct GlobalRequest {
 };
 
 GlobalRequest MakeGlobalRequest(const Spec& spec, const RegionPaths& paths, const Job& job,
-                                JobConstraints constraints, ModelMask accepted, bool cpu_only);
+                                std::shared_ptr<const JobConstraints> constraints,
+                                ModelMask accepted, bool cpu_only);
 
 struct ClusterScore {
   uint32_t cluster = 0;
