@@ -167,6 +167,7 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
       {{"store", *path},
        {"jobs", start.jobs},
        {"queued", start.active},
+       {"rechecked", start.rechecked},
        {"ms", std::round(restore_ms * 10) / 10},
        {"load_ms", std::round((*daemon)->start_times().load_ms)},
        {"restore_ms", std::round((*daemon)->start_times().restore_ms)}});

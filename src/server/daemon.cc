@@ -164,83 +164,114 @@ Result<std::vector<StoredTask>> ParsePlacement(std::string_view text) {
   return out;
 }
 
+}  // namespace
+
 // Reads the resolved form of each job that has not ended (and the placement of its run, if it
-// had one) while the store's Load reads the rows: workers take chunks of ids, each read on a
-// connection of its own and parsed straight from SQLite's memory; the thread that loaded the
-// rows joins them when it is done (Help). The rows are independent and the reader immutable.
+// had one) in chunks of ids, each on a connection of its own and parsed straight from SQLite's
+// memory. Workers start at once, beside the store's Load of the rows; the restore then takes
+// the jobs in id order, parsing a chunk itself when no worker has it yet (or a later one while
+// it waits), so that rebuilding the engine overlaps the parsing of what comes after. The rows
+// are independent and the reader immutable.
 class ResolvedJobs {
  public:
-  // By id - 1: what was read (or why not); null for jobs that ended.
-  using ById = std::vector<std::unique_ptr<RestoredJob>>;
-
   ResolvedJobs(const Spec& spec, const SqliteStore& store, int64_t last_id)
-      : reader_(spec), store_(store), by_id_(static_cast<size_t>(last_id)) {
-    // One core is the Load's until it helps.
+      : reader_(spec),
+        store_(store),
+        by_id_(static_cast<size_t>(last_id)),
+        state_((by_id_.size() + kChunk - 1) / kChunk),
+        status_(state_.size()) {
+    // One core is the Load's, then the restore's.
     size_t threads = std::max(2u, std::thread::hardware_concurrency()) - 1;
     for (size_t t = 0; t < threads; ++t)
       pool_.emplace_back([this] { Work(); });
   }
-  ~ResolvedJobs() { Join(); }
+  ~ResolvedJobs() {
+    stopping_ = true;  // a restore that failed takes no more
+    for (std::thread& t : pool_)
+      t.join();
+  }
   ResolvedJobs(const ResolvedJobs&) = delete;
   ResolvedJobs& operator=(const ResolvedJobs&) = delete;
 
-  // Works on the chunks left, then waits for the workers: what was read, or the first error.
-  Result<ById> Finish() {
-    Work();
-    Join();
-    if (!status_.ok()) return status_;
-    return std::move(by_id_);
+  // Job `id` as read: null when it has ended; the error of its chunk when that was unreadable.
+  Result<std::unique_ptr<RestoredJob>> Take(int64_t id) {
+    if (id < 1 || static_cast<size_t>(id) > by_id_.size()) return std::unique_ptr<RestoredJob>();
+    const size_t at = static_cast<size_t>(id - 1), chunk = at / kChunk;
+    if (Claim(chunk)) Parse(chunk);
+    while (state_[chunk].load(std::memory_order_acquire) != kDone) {
+      // Another thread parses it: parse a later chunk meanwhile, or wait.
+      size_t later = chunk + 1;
+      while (later < state_.size() && !Claim(later))
+        ++later;
+      if (later < state_.size()) {
+        Parse(later);
+        continue;
+      }
+      std::unique_lock<std::mutex> lock(mu_);
+      done_.wait(lock, [&] { return state_[chunk].load(std::memory_order_acquire) == kDone; });
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!status_[chunk].ok()) return status_[chunk];
+    return std::move(by_id_[at]);
   }
 
  private:
-  void Join() {
-    for (std::thread& t : pool_)
-      t.join();
-    pool_.clear();
+  // Ids parsed at a time: many enough to make a connection's opening nothing, few enough for
+  // the restore to start on the first while the next are parsed.
+  static constexpr size_t kChunk = 4096;
+  enum : uint8_t { kFree, kTaken, kDone };
+
+  bool Claim(size_t chunk) {
+    uint8_t free = kFree;
+    return state_[chunk].compare_exchange_strong(free, kTaken, std::memory_order_acq_rel);
   }
 
-  // Ids a worker takes at a time: few enough for the workers to end together, many enough to
-  // make a connection's opening nothing.
-  static constexpr int64_t kChunk = 4096;
+  void Parse(size_t chunk) {
+    const auto from = static_cast<int64_t>(chunk * kChunk) + 1;
+    const auto last = static_cast<int64_t>(by_id_.size());
+    Status s = store_.ReadActiveJobs(
+        from, std::min(last, from + static_cast<int64_t>(kChunk) - 1),
+        [&](int64_t id, std::string_view state, std::string_view resolved,
+            std::string_view placement) {
+          auto read = std::make_unique<RestoredJob>(RestoredJob{reader_.Read(resolved), {}});
+          if (state == "running" || state == "placed") read->run = ParsePlacement(placement);
+          by_id_[static_cast<size_t>(id - 1)] = std::move(read);
+        });
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      status_[chunk] = s;
+      state_[chunk].store(kDone, std::memory_order_release);
+    }
+    done_.notify_all();
+  }
 
   void Work() {
-    const auto last = static_cast<int64_t>(by_id_.size());
-    for (int64_t from = next_.fetch_add(kChunk) + 1; from <= last;
-         from = next_.fetch_add(kChunk) + 1) {
-      Status s = store_.ReadActiveJobs(
-          from, std::min(last, from + kChunk - 1),
-          [&](int64_t id, std::string_view state, std::string_view resolved,
-              std::string_view placement) {
-            if (id < 1 || id > last) return;  // inserted since the last id was read
-            auto read = std::make_unique<RestoredJob>(RestoredJob{reader_.Read(resolved), {}});
-            if (state == "running" || state == "placed") read->run = ParsePlacement(placement);
-            by_id_[static_cast<size_t>(id - 1)] = std::move(read);
-          });
-      if (!s.ok()) {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (status_.ok()) status_ = s;
-      }
+    for (size_t chunk = next_++; chunk < state_.size() && !stopping_; chunk = next_++) {
+      if (Claim(chunk)) Parse(chunk);
     }
   }
 
   const ResolvedJobReader reader_;
   const SqliteStore& store_;
-  ById by_id_;  // each worker writes the ids of its own chunks
-  std::atomic<int64_t> next_{0};
+  // By id - 1, null for jobs that ended: each chunk's ids written by the thread that parses it,
+  // read once it is done.
+  std::vector<std::unique_ptr<RestoredJob>> by_id_;
+  std::vector<std::atomic<uint8_t>> state_;  // by chunk
   std::mutex mu_;
-  Status status_;
+  std::condition_variable done_;
+  std::vector<Status> status_;   // by chunk, under mu_
+  std::atomic<size_t> next_{0};  // the workers' next chunk
+  std::atomic<bool> stopping_{false};
   std::vector<std::thread> pool_;
 };
 
-}  // namespace
-
-Daemon::Daemon(Spec spec, std::unique_ptr<SqliteStore> store, const Clock& clock,
-               DaemonOptions options)
+Daemon::Daemon(std::shared_ptr<const Spec> spec, std::unique_ptr<SqliteStore> store,
+               const Clock& clock, DaemonOptions options)
     : store_(std::move(store)),
       clock_(clock),
       options_(std::move(options)),
       rng_(options_.seed),
-      spec_(std::make_shared<const Spec>(std::move(spec))) {
+      spec_(std::move(spec)) {
   AgentHubOptions hub;
   hub.heartbeat = options_.agent_heartbeat;
   hub.lost_after = options_.agent_lost_after;
@@ -311,16 +342,12 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteS
   auto t0 = std::chrono::steady_clock::now();
   Result<int64_t> last_id = store->LastJobId();
   if (!last_id.ok()) return last_id.status();
-  Result<StoreSnapshot> snap = StoreSnapshot{};
-  Result<ResolvedJobs::ById> read = ResolvedJobs::ById();
-  {
-    ResolvedJobs resolved(spec, *store, *last_id);
-    snap = store->Load();
-    read = resolved.Finish();
-  }
+  // Parsed from now on, taken by Restore (the reader keeps the spec it reads by).
+  auto shared_spec = std::make_shared<const Spec>(std::move(spec));
+  ResolvedJobs resolved(*shared_spec, *store, *last_id);
+  Result<StoreSnapshot> snap = store->Load();
   if (!snap.ok()) return snap.status();
-  if (!read.ok()) return read.status();
-  std::unique_ptr<Daemon> d(new Daemon(std::move(spec), std::move(store), clock, options));
+  std::unique_ptr<Daemon> d(new Daemon(shared_spec, std::move(store), clock, options));
   auto t1 = std::chrono::steady_clock::now();
   d->start_times_.load_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
 
@@ -383,7 +410,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteS
       d->services_[name] = {std::move(v), "", true};
     }
     d->DriveServices();
-    if (Status s = d->Restore(*snap, *read); !s.ok()) return s;
+    if (Status s = d->Restore(*snap, resolved); !s.ok()) return s;
     d->ApplyAgents();
   }
   d->start_times_.restore_ms =
@@ -413,14 +440,13 @@ Daemon::~Daemon() {
   store_->Flush().wait();
 }
 
-Status Daemon::Restore(StoreSnapshot& snap, std::vector<std::unique_ptr<RestoredJob>>& read) {
+Status Daemon::Restore(StoreSnapshot& snap, ResolvedJobs& resolved) {
   const TimeMs now = clock_.Now();
   std::vector<JobId> orphans;
   restoring_ = true;
   const size_t ids = snap.jobs.empty() ? 0 : static_cast<size_t>(snap.jobs.back().id);
   restart_base_.reserve(ids);
-  engine_->Reserve(static_cast<size_t>(
-      std::count_if(read.begin(), read.end(), [](const auto& r) { return r != nullptr; })));
+  engine_->Reserve(snap.jobs.size());  // at most: the jobs that ended take none
   by_engine_.reserve(engine_->job_count() + snap.jobs.size());
   // The rows first (by id, with `read` in the same order): then their name and key indexes are
   // built on another core while this one rebuilds the engine (which writes none of the fields
@@ -466,17 +492,18 @@ Status Daemon::Restore(StoreSnapshot& snap, std::vector<std::unique_ptr<Restored
   });
   for (size_t i = 0; i < rows; ++i) {
     StoredJob& row = row_of(i);
-    const auto at = static_cast<size_t>(row.id - 1);
-    if (at >= read.size() || !read[at]) continue;  // ended
     // Freed as soon as it is used: the engine's records of the next jobs take its memory
     // rather than fresh pages.
-    const std::unique_ptr<RestoredJob> taken = std::move(read[at]);
-    RestoredJob& restored = *taken;
+    Result<std::unique_ptr<RestoredJob>> taken = resolved.Take(row.id);
+    if (!taken.ok()) return taken.status();
+    if (*taken == nullptr) continue;  // ended
+    RestoredJob& restored = **taken;
     // The resolved form reads back without YAML; a row without one (or one the configuration
     // no longer admits) goes through the submission's own checks again, which say why.
     Result<Job> job = std::move(restored.job);
     std::string why;
     if (!job.ok()) {
+      ++start_times_.rechecked;
       JobLoad parsed = LoadJobText(*spec_, {"job " + std::to_string(row.id), row.body});
       if (parsed.job) {
         job = std::move(*parsed.job);

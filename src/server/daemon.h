@@ -92,6 +92,7 @@ struct SubmitOutcome {
 // A stored row that had not ended, read on start beside the store (daemon.cc): its job, and
 // the tasks of the run it had.
 struct RestoredJob;
+class ResolvedJobs;
 // One task of a stored run's placement, its node by name.
 struct StoredTask;
 
@@ -204,6 +205,8 @@ class Daemon {
   struct StartTimes {
     double load_ms = 0, restore_ms = 0;
     size_t jobs = 0, active = 0;  // jobs in the store; of those, queued again
+    // Of those, jobs whose resolved form could not be read: checked again from the submission.
+    size_t rechecked = 0;
   };
   const StartTimes& start_times() const { return start_times_; }
 
@@ -232,7 +235,8 @@ class Daemon {
     std::unique_ptr<ServiceDriver> services;               // the services' replicas on this engine
   };
 
-  Daemon(Spec spec, std::unique_ptr<SqliteStore> store, const Clock& clock, DaemonOptions options);
+  Daemon(std::shared_ptr<const Spec> spec, std::unique_ptr<SqliteStore> store, const Clock& clock,
+         DaemonOptions options);
   Result<std::unique_ptr<Core>> MakeCore(std::shared_ptr<const Spec> spec);
   // Under mu_: makes `core` the one in force (the engine, the backend's and the store's view).
   void Install(std::unique_ptr<Core> core);
@@ -260,8 +264,8 @@ class Daemon {
   ReplicaHost& replica_host();
   // Takes the snapshot's job rows (moved into the view); `read` holds, by row, what the
   // workers read of the rows that had not ended (nullopt for the others).
-  // `read`: by id - 1, the resolved job and run of each job that has not ended.
-  Status Restore(StoreSnapshot& snap, std::vector<std::unique_ptr<RestoredJob>>& read);
+  // `resolved`: the resolved job and run of each job that has not ended.
+  Status Restore(StoreSnapshot& snap, ResolvedJobs& resolved);
   void Loop();
   // Under mu_: handles what is due and schedules, timing the cycle. With `hand_over` (the
   // engine's own thread), what the cycle changes goes to the view's thread; otherwise (an API

@@ -64,6 +64,16 @@ size_t JobCount(Http& admin) {
   return r && r->status == 200 ? Body(r)["items"].size() : 0;
 }
 
+// Field `key` of the daemon's "state restored" log line (null when there is none).
+json Restored(const DaemonProcess& d, const std::string& key) {
+  std::istringstream lines(d.log());
+  for (std::string line; std::getline(lines, line);) {
+    json j = json::parse(line, nullptr, false);
+    if (j.is_object() && j.value("msg", "") == "state restored") return j[key];
+  }
+  return nullptr;
+}
+
 TEST(Serve, TheExampleJobsRunAreExplainedAndSurviveAKill9) {
   auto dir = FreshDir("example");
   DaemonProcess d(dir, kEnterprise);
@@ -92,6 +102,9 @@ TEST(Serve, TheExampleJobsRunAreExplainedAndSurviveAKill9) {
 
   d.Kill9();
   ASSERT_TRUE(d.Start()) << d.log();
+  // Every job read back from its resolved form, none checked again from its submission.
+  EXPECT_EQ(Restored(d, "jobs"), 10) << d.log();
+  EXPECT_EQ(Restored(d, "rechecked"), 0) << d.log();
   ASSERT_EQ(RunTessera("get jobs -o json", &out, false, d.CliEnv()), 0) << out;
   json after = json::parse(out, nullptr, false);
   ASSERT_EQ(after["items"].size(), 10u) << out;
@@ -265,6 +278,7 @@ TEST(Serve, AJobWhoseResolvedFormCannotBeReadIsCheckedAgainFromItsSubmission) {
   EXPECT_EQ(job["state"], fourth["state"]) << job;
   EXPECT_EQ(job["placement"], fourth["placement"]) << job;
   EXPECT_EQ(job["restarts"], 0) << job;
+  EXPECT_EQ(Restored(d, "rechecked"), 2) << d.log();
   job = Body(admin.Get("/v1/jobs/5"));
   EXPECT_EQ(job["state"], "failed") << job;
   EXPECT_EQ(job["reason"], "invalid") << job;
