@@ -446,7 +446,8 @@ Status Daemon::Restore(StoreSnapshot& snap, ResolvedJobs& resolved) {
   restoring_ = true;
   const size_t ids = snap.jobs.empty() ? 0 : static_cast<size_t>(snap.jobs.back().id);
   restart_base_.reserve(ids);
-  engine_->Reserve(snap.jobs.size());  // at most: the jobs that ended take none
+  engine_->Reserve(static_cast<size_t>(std::count_if(
+      snap.jobs.begin(), snap.jobs.end(), [](const StoredJob& j) { return !Terminal(j.state); })));
   by_engine_.reserve(engine_->job_count() + snap.jobs.size());
   // The rows first (by id, with `read` in the same order): then their name and key indexes are
   // built on another core while this one rebuilds the engine (which writes none of the fields
