@@ -449,10 +449,10 @@ Status Daemon::Restore(StoreSnapshot& snap, ResolvedJobs& resolved) {
   engine_->Reserve(static_cast<size_t>(std::count_if(
       snap.jobs.begin(), snap.jobs.end(), [](const StoredJob& j) { return !Terminal(j.state); })));
   by_engine_.reserve(engine_->job_count() + snap.jobs.size());
-  // The rows first (by id, with `read` in the same order): then their name and key indexes are
-  // built on another core while this one rebuilds the engine (which writes none of the fields
-  // the indexes read). Ids without a gap (the rule: a gap is an insert that failed) hand the
-  // rows' vector over as it is, touching no memory again.
+  // The rows first (by id): then their name and key indexes are built on another core while
+  // this one rebuilds the engine (which writes none of the fields the indexes read). Ids without a
+  // gap (the rule: a gap is an insert that failed) hand the rows' vector over as it is, touching no
+  // memory again.
   const bool dense = ids == snap.jobs.size();
   if (dense) {
     jobs_ = std::move(snap.jobs);
@@ -476,10 +476,8 @@ Status Daemon::Restore(StoreSnapshot& snap, ResolvedJobs& resolved) {
   }
   engine_id_.resize(jobs_.size());
   placed_generation_.assign(jobs_.size(), kNoPlacement);
-  for (StoredJob& row : jobs_) {
-    restart_base_.push_back(row.restarts);
-    row.resolved = std::string();  // needed once: not kept in memory
-  }
+  for (const StoredJob& row : jobs_)
+    restart_base_.push_back(row.restarts);  // the resolved forms were never loaded (ResolvedJobs)
   std::thread indexes([this] {
     by_name_.reserve(jobs_.size());
     by_idempotency_.reserve(jobs_.size());
