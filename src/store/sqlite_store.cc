@@ -42,6 +42,23 @@ Status ConfigureReader(Sqlite& db) {
   return db.Exec("PRAGMA mmap_size = 17179869184;");
 }
 
+// The highest job id (0: none); capacity for the rows, the range of the active jobs' chunks.
+Result<int64_t> MaxJobId(Sqlite& db) {
+  auto q = db.Prepare("SELECT COALESCE(MAX(id), 0) FROM jobs");
+  if (!q.ok()) return q.status();
+  int64_t last = 0;
+  if (Status s = q->Each([&] { last = q->Int(0); }); !s.ok()) return s;
+  return last;
+}
+
+// A decision's detail: {"nodes": [...], "where": "..."}, each when not empty.
+std::string DecisionDetail(const std::vector<std::string>& nodes, const std::string& where) {
+  nlohmann::ordered_json detail = nlohmann::ordered_json::object();
+  if (!nodes.empty()) detail["nodes"] = nodes;
+  if (!where.empty()) detail["where"] = where;
+  return detail.dump();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
@@ -232,11 +249,8 @@ void SqliteStore::AppendDecision(StoredDecision d) {
 void SqliteStore::AppendDecision(StoredDecision d, std::vector<std::string> nodes,
                                  std::string where) {
   Post([d = std::move(d), nodes = std::move(nodes), where = std::move(where)](Statements& st) {
-    nlohmann::ordered_json detail = nlohmann::ordered_json::object();
-    if (!nodes.empty()) detail["nodes"] = nodes;
-    if (!where.empty()) detail["where"] = where;
     st.decision.Bind(1, d.time).Bind(2, d.kind).Bind(3, d.job).Bind(4, d.reason);
-    st.decision.Bind(5, detail.dump());
+    st.decision.Bind(5, DecisionDetail(nodes, where));
     return st.decision.Run();
   });
 }
@@ -304,17 +318,16 @@ void SqliteStore::InsertCost(CostRow c) {
 void SqliteStore::ResumeRuns(ResumedRuns runs) {
   if (runs.runs.empty()) return;
   Post([r = std::move(runs)](Statements& st) {
-    nlohmann::ordered_json detail = nlohmann::ordered_json::object();
+    std::vector<std::string> nodes;
     for (const ResumedRuns::Run& run : r.runs) {
       st.resume_job.Bind(1, run.job).Bind(2, run.first_start).Bind(3, run.time);
       if (Status s = st.resume_job.Bind(4, run.kept_ms).Run(); !s.ok()) return s;
       if (!run.decided) continue;
-      // As AppendDecision(d, nodes, where) writes it.
-      auto& nodes = detail["nodes"] = nlohmann::ordered_json::array();
+      nodes.clear();
       for (uint32_t n : run.nodes)
         nodes.push_back(r.node_names.at(n));
       st.decision.Bind(1, run.time).Bind(2, "start").Bind(3, run.job).Bind(4, run.reason);
-      st.decision.Bind(5, run.nodes.empty() ? "{}" : detail.dump());
+      st.decision.Bind(5, DecisionDetail(nodes, ""));
       if (Status s = st.decision.Run(); !s.ok()) return s;
       for (const ResumedRuns::Cost& c : run.costs) {
         st.insert_cost_of_job.Bind(1, c.id).Bind(2, run.job).Bind(3, r.clusters.at(c.cluster));
@@ -350,12 +363,9 @@ Result<StoreSnapshot> SqliteStore::Load() {
   StoreSnapshot snap;
   // The rows' vector at its size from the start (ids count from 1; a gap is rare): growing it
   // by doubling would touch (and copy) twice the memory, which a restart pays in page faults.
-  auto count = db.Prepare("SELECT COALESCE(MAX(id), 0) FROM jobs");
-  if (!count.ok()) return count.status();
-  if (Status s = count->Each([&] { snap.jobs.reserve(static_cast<size_t>(count->Int(0))); });
-      !s.ok()) {
-    return s;
-  }
+  Result<int64_t> last_id = MaxJobId(db);
+  if (!last_id.ok()) return last_id.status();
+  snap.jobs.reserve(static_cast<size_t>(*last_id));
   auto q = db.Prepare(
       "SELECT id, name, tenant, body, idempotency_key, principal, submitted_ms, state, reason, "
       "detail, first_start_ms, finished_ms, restarts, placement, class, run_start_ms, kept_ms "
@@ -435,11 +445,7 @@ Result<StoreSnapshot> SqliteStore::Load() {
 
 Result<int64_t> SqliteStore::LastJobId() const {
   std::lock_guard<std::mutex> lock(read_mu_);
-  auto q = reader_db_->Prepare("SELECT COALESCE(MAX(id), 0) FROM jobs");
-  if (!q.ok()) return q.status();
-  int64_t last = 0;
-  if (Status s = q->Each([&] { last = q->Int(0); }); !s.ok()) return s;
-  return last;
+  return MaxJobId(*reader_db_);
 }
 
 Status SqliteStore::ReadActiveJobs(int64_t from, int64_t to, const ActiveJobRow& row) const {
