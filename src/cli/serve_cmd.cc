@@ -5,9 +5,7 @@
 // Logs are JSON lines on standard error; standard output says where it listens and, on the
 // first start with an empty store, the admin's token (once).
 #include <fmt/format.h>
-#include <httplib.h>
 #include <signal.h>
-#include <sys/socket.h>
 
 #include <chrono>
 #include <filesystem>
@@ -27,9 +25,6 @@ namespace tessera::cli {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-// Connections the kernel holds for the API's acceptor (it caps this at net.core.somaxconn).
-constexpr int kListenBacklog = 4096;
 
 struct ServeArgs {
   std::vector<std::string> config;
@@ -172,26 +167,23 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
        {"load_ms", std::round((*daemon)->start_times().load_ms)},
        {"restore_ms", std::round((*daemon)->start_times().restore_ms)}});
 
-  std::unique_ptr<httplib::Server> server;
-  if (!a.tls_cert.empty()) {
-    auto tls = std::make_unique<httplib::SSLServer>(a.tls_cert.c_str(), a.tls_key.c_str());
-    if (!tls->is_valid()) {
-      err << "error: --tls-cert " << a.tls_cert << " / --tls-key " << a.tls_key
-          << ": cannot load the certificate and its key (PEM files, the key unencrypted)\n";
-      return kExitInvalidInput;
-    }
-    server = std::move(tls);
-  } else {
-    server = std::make_unique<httplib::Server>();
-  }
-  httplib::Server& http = *server;
-  ApiOptions api_options;
+  HttpServerOptions server_options = ApiServerOptions();
+  server_options.tls_cert = a.tls_cert;
+  server_options.tls_key = a.tls_key;
   // Each node agent holds a sync open (a worker each), beside the clients' requests.
   for (const Cluster& c : (*daemon)->spec()->clusters) {
     if (c.backend == BackendKind::kLocal) {
-      api_options.threads += static_cast<int>(c.node_count);
+      server_options.workers += static_cast<int>(c.node_count);
     }
   }
+  auto server = HttpServer::Create(server_options);
+  if (!server.ok()) {
+    err << "error: --tls-cert " << a.tls_cert << " / --tls-key " << a.tls_key << ": "
+        << server.status().message() << "\n";
+    return kExitInvalidInput;
+  }
+  HttpServer& http = **server;
+  ApiOptions api_options;
   if (a.log_requests) {
     auto mu = std::make_shared<std::mutex>();
     api_options.request_log = [&err, mu](json fields) {
@@ -200,26 +192,13 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
     };
   }
   auto api = InstallApi(http, **daemon, api_options);
-  // cpp-httplib listens with a backlog of 5, compiled into Debian's library: of a burst of new
-  // connections all but a few had their SYNs dropped and waited a second for TCP to send them
-  // again. The listening socket gets the kernel's full backlog once bound.
-  int listen_fd = -1;
-  http.set_socket_options([&listen_fd](socket_t sock) {
-    httplib::default_socket_options(sock);
-    listen_fd = sock;
-  });
-  int port = listen->second;
-  if (port == 0) {
-    port = http.bind_to_any_port(listen->first);
-  } else if (!http.bind_to_port(listen->first, port)) {
-    port = -1;
-  }
-  if (port < 0 || listen_fd < 0 || ::listen(listen_fd, kListenBacklog) != 0) {
-    err << "error: --listen " << a.listen << ": cannot bind (in use, or not a local address)\n";
+  auto port = http.Bind(listen->first, listen->second);
+  if (!port.ok()) {
+    err << "error: --listen " << a.listen << ": " << port.status().message() << "\n";
     return kExitFailure;
   }
   std::string url =
-      fmt::format("{}://{}:{}", a.tls_cert.empty() ? "http" : "https", listen->first, port);
+      fmt::format("{}://{}:{}", a.tls_cert.empty() ? "http" : "https", listen->first, *port);
   out << "tessera serve: listening on " << url << " (store " << *path << ")\n";
   if (!new_token.empty()) {
     out << "admin token (shown once; set TESSERA_ADMIN_TOKEN to choose it): " << new_token << "\n";
@@ -235,10 +214,10 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
     sigwait(&stop_signals, &sig);
     Log(err, "info", "stopping", {{"signal", sig}});
     (*daemon)->agents().Shutdown();  // the agents' open syncs answer now
-    http.stop();
+    http.Stop();
   });
-  http.listen_after_bind();
-  // listen_after_bind returned: by our signal thread, or on an error of its own.
+  http.Run();
+  // Run returned: by our signal thread.
   if (stopper.joinable()) {
     pthread_kill(stopper.native_handle(), SIGTERM);
     stopper.join();

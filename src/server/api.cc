@@ -1,10 +1,5 @@
 #include "server/api.h"
 
-#include <pthread.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -104,23 +99,19 @@ std::string RouteOf(const std::string& path) {
   return kKnown.count(path) ? path : "other";
 }
 
-// When the current request started (set before routing, read by the logger on the same
-// worker thread once the answer is written).
-thread_local std::chrono::steady_clock::time_point request_start;
-
-void SendJson(httplib::Response& res, int status, const json& body) {
+void SendJson(HttpResponse& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump() + "\n", "application/json");
+  res.SetContent(body.dump() + "\n", "application/json");
 }
 
-void SendError(httplib::Response& res, int status, const std::string& message,
+void SendError(HttpResponse& res, int status, const std::string& message,
                const std::string& field = "") {
   json e = {{"code", ErrorCode(status)}, {"message", message}};
   if (!field.empty()) e["field"] = field;
   SendJson(res, status, e);
 }
 
-void SendStatus(httplib::Response& res, const Status& s, const std::string& field = "") {
+void SendStatus(HttpResponse& res, const Status& s, const std::string& field = "") {
   SendError(res, HttpStatus(s.code()), s.message(), field);
 }
 
@@ -142,9 +133,9 @@ json JobJson(const StoredJob& j, bool with_spec) {
 }
 
 // A non-negative integer query parameter; `fallback` when absent.
-Result<int64_t> IntParam(const httplib::Request& req, const char* name, int64_t fallback) {
-  if (!req.has_param(name)) return fallback;
-  std::string v = req.get_param_value(name);
+Result<int64_t> IntParam(const HttpRequest& req, const char* name, int64_t fallback) {
+  if (!req.HasParam(name)) return fallback;
+  std::string v = req.Param(name);
   int64_t out = 0;
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
   if (ec != std::errc() || p != v.data() + v.size() || out < 0) {
@@ -154,72 +145,29 @@ Result<int64_t> IntParam(const httplib::Request& req, const char* name, int64_t 
   return out;
 }
 
-// The server's workers, each lowered to `nice` when it first runs a connection: the engine's
-// thread (nice 0) is the scheduler's critical path, so requests yield the cores to it.
-class NicedPool final : public httplib::TaskQueue {
- public:
-  NicedPool(size_t threads, int nice) : pool_(threads), nice_(nice) {}
-  void enqueue(std::function<void()> fn) override {
-    pool_.enqueue([fn = std::move(fn), nice = nice_] {
-      static thread_local bool set_up = false;  // named and lowered, once per worker
-      if (!set_up) {
-        pthread_setname_np(pthread_self(), "api");
-        // Linux: a thread's priority is set by its id; failing leaves it as it was.
-        if (nice > 0) setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), nice);
-        set_up = true;
-      }
-      fn();
-    });
-  }
-  void shutdown() override { pool_.shutdown(); }
-
- private:
-  httplib::ThreadPool pool_;
-  const int nice_;
-};
-
 }  // namespace
 
 class Api {
  public:
   Api(Daemon& d, const ApiOptions& o) : d_(d), options_(o) {}
 
-  void Install(httplib::Server& s) {
-    s.set_payload_max_length(options_.max_body_bytes);
-    // Small answers go out at once (Nagle's algorithm would hold them for the client's
-    // delayed ACK, ~40 ms a request).
-    s.set_tcp_nodelay(true);
-    s.set_keep_alive_max_count(10000);
-    int threads = options_.threads, nice = options_.worker_nice;
-    s.new_task_queue = [threads, nice] {
-      return new NicedPool(static_cast<size_t>(threads), nice);
-    };
-    s.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-      if (!res.body.empty()) return;
-      std::string message = res.status == 404   ? "no such route"
-                            : res.status == 413 ? "the request body exceeds the size limit"
-                                                : "the request was refused";
+  void Install(HttpServer& s) {
+    s.SetErrorHandler([](const HttpRequest&, HttpResponse& res, const std::string& message) {
       SendError(res, res.status, message);
     });
-    s.set_exception_handler(
-        [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-          std::string what = "internal error";
-          try {
-            std::rethrow_exception(ep);
-          } catch (const std::exception& e) {
-            what = std::string("internal error: ") + e.what();
-          } catch (...) {
-          }
-          SendError(res, 500, what);
-        });
-
-    s.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
-      request_start = std::chrono::steady_clock::now();
-      return httplib::Server::HandlerResponse::Unhandled;
+    s.SetExceptionHandler([](const HttpRequest&, HttpResponse& res, std::exception_ptr ep) {
+      std::string what = "internal error";
+      try {
+        std::rethrow_exception(ep);
+      } catch (const std::exception& e) {
+        what = std::string("internal error: ") + e.what();
+      } catch (...) {
+      }
+      SendError(res, 500, what);
     });
-    s.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+    s.SetLogger([this](const HttpRequest& req, const HttpResponse& res) {
       double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - request_start).count();
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - req.received).count();
       const std::string route = RouteOf(req.path);
       d_.metrics().ObserveRequest(route, req.method, res.status, seconds);
       if (options_.request_log) {
@@ -231,71 +179,68 @@ class Api {
                               {"remote", req.remote_addr}});
       }
     });
-    s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-      res.set_content(d_.metrics().Render(d_.Gauges()), "text/plain; version=0.0.4");
+    s.Get("/metrics", [this](const HttpRequest&, HttpResponse& res) {
+      res.SetContent(d_.metrics().Render(d_.Gauges()), "text/plain; version=0.0.4");
     });
-    s.Get("/openapi.json", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content(OpenApiJson(), "application/json");
+    s.Get("/openapi.json", [](const HttpRequest&, HttpResponse& res) {
+      res.SetContent(OpenApiJson(), "application/json");
     });
-    s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    s.Get("/healthz", [](const HttpRequest&, HttpResponse& res) {
       SendJson(res, 200, {{"status", "ok"}});
     });
-    s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    s.Get("/readyz", [this](const HttpRequest&, HttpResponse& res) {
       Daemon::Counts c = d_.counts();
       SendJson(
           res, 200,
           {{"status", "ready"}, {"jobs", c.total}, {"pending", c.pending}, {"running", c.running}});
     });
-    s.Get("/v1/whoami", [this](const httplib::Request& req, httplib::Response& res) {
+    s.Get("/v1/whoami", [this](const HttpRequest& req, HttpResponse& res) {
       auto caller = Authenticate(req, res);
       if (!caller) return;
       json out = {{"name", caller->name}, {"role", std::string(RoleName(caller->role))}};
       if (!caller->tenant.empty()) out["tenant"] = caller->tenant;
       SendJson(res, 200, out);
     });
-    s.Post("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
+    s.Post("/v1/jobs", [this](const HttpRequest& req, HttpResponse& res) {
       Mutating(req, res, [&](const Caller& c) { return SubmitJob(c, req, res); });
     });
-    s.Get("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
+    s.Get("/v1/jobs", [this](const HttpRequest& req, HttpResponse& res) {
       auto caller = Authenticate(req, res);
       if (caller) ListJobs(*caller, req, res);
     });
-    s.Get(R"(/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+    s.Get(R"(/v1/jobs/([^/]+))", [this](const HttpRequest& req, HttpResponse& res) {
       auto caller = Authenticate(req, res);
       if (!caller) return;
-      auto job = d_.GetJob(*caller, req.matches[1], req.get_param_value("tenant"));
+      auto job = d_.GetJob(*caller, req.matches[1], req.Param("tenant"));
       if (!job.ok()) return SendStatus(res, job.status());
       SendJson(res, 200, JobJson(*job, true));
     });
-    s.Get(R"(/v1/jobs/([^/]+)/explain)",
-          [this](const httplib::Request& req, httplib::Response& res) {
-            auto caller = Authenticate(req, res);
-            if (!caller) return;
-            auto out = d_.Explain(*caller, req.matches[1], req.get_param_value("tenant"));
-            if (!out.ok()) return SendStatus(res, out.status());
-            SendJson(res, 200, *out);
-          });
-    s.Get(R"(/v1/jobs/([^/]+)/events)",
-          [this](const httplib::Request& req, httplib::Response& res) {
-            auto caller = Authenticate(req, res);
-            if (!caller) return;
-            auto out = d_.Explain(*caller, req.matches[1], req.get_param_value("tenant"));
-            if (!out.ok()) return SendStatus(res, out.status());
-            SendJson(res, 200, {{"events", (*out)["decisions"]}});
-          });
-    s.Post(R"(/v1/jobs/([^/]+)/cancel)",
-           [this](const httplib::Request& req, httplib::Response& res) {
-             Mutating(req, res, [&](const Caller& c) -> std::string {
-               auto job = d_.Cancel(c, req.matches[1], req.get_param_value("tenant"));
-               if (!job.ok()) {
-                 SendStatus(res, job.status());
-                 return job.status().message();
-               }
-               SendJson(res, 202, {{"id", job->id}, {"name", job->name}, {"cancelling", true}});
-               return "job " + std::to_string(job->id);
-             });
-           });
-    s.Get(R"(/v1/jobs/([^/]+)/logs)", [this](const httplib::Request& req, httplib::Response& res) {
+    s.Get(R"(/v1/jobs/([^/]+)/explain)", [this](const HttpRequest& req, HttpResponse& res) {
+      auto caller = Authenticate(req, res);
+      if (!caller) return;
+      auto out = d_.Explain(*caller, req.matches[1], req.Param("tenant"));
+      if (!out.ok()) return SendStatus(res, out.status());
+      SendJson(res, 200, *out);
+    });
+    s.Get(R"(/v1/jobs/([^/]+)/events)", [this](const HttpRequest& req, HttpResponse& res) {
+      auto caller = Authenticate(req, res);
+      if (!caller) return;
+      auto out = d_.Explain(*caller, req.matches[1], req.Param("tenant"));
+      if (!out.ok()) return SendStatus(res, out.status());
+      SendJson(res, 200, {{"events", (*out)["decisions"]}});
+    });
+    s.Post(R"(/v1/jobs/([^/]+)/cancel)", [this](const HttpRequest& req, HttpResponse& res) {
+      Mutating(req, res, [&](const Caller& c) -> std::string {
+        auto job = d_.Cancel(c, req.matches[1], req.Param("tenant"));
+        if (!job.ok()) {
+          SendStatus(res, job.status());
+          return job.status().message();
+        }
+        SendJson(res, 202, {{"id", job->id}, {"name", job->name}, {"cancelling", true}});
+        return "job " + std::to_string(job->id);
+      });
+    });
+    s.Get(R"(/v1/jobs/([^/]+)/logs)", [this](const HttpRequest& req, HttpResponse& res) {
       auto caller = Authenticate(req, res);
       if (!caller) return;
       auto task = IntParam(req, "task", 0);
@@ -305,24 +250,23 @@ class Api {
       if (*task > 100000 || *run > 1000000) return SendError(res, 400, "task or run out of range");
       std::optional<int> which;
       if (*run >= 0) which = static_cast<int>(*run);
-      auto out = d_.TaskLog(*caller, req.matches[1], req.get_param_value("tenant"),
-                            static_cast<int>(*task), which);
+      auto out =
+          d_.TaskLog(*caller, req.matches[1], req.Param("tenant"), static_cast<int>(*task), which);
       if (!out.ok()) return SendStatus(res, out.status());
       SendJson(res, 200, *out);
     });
     // Node agents' heartbeats are not audited (one every few seconds per node); the nodes they
     // bring into service and lose are in the decision log's requeues and the fleet view.
-    s.Post(R"(/v1/agents/([^/]+)/sync)",
-           [this](const httplib::Request& req, httplib::Response& res) {
-             auto caller = Authenticate(req, res);
-             if (!caller) return;
-             std::string field;
-             auto out = d_.AgentSync(*caller, req.matches[1], req.body, &field);
-             if (!out.ok()) return SendStatus(res, out.status(), field);
-             res.status = 200;
-             res.set_content(*out + "\n", "application/json");
-           });
-    s.Post("/v1/services", [this](const httplib::Request& req, httplib::Response& res) {
+    s.Post(R"(/v1/agents/([^/]+)/sync)", [this](const HttpRequest& req, HttpResponse& res) {
+      auto caller = Authenticate(req, res);
+      if (!caller) return;
+      std::string field;
+      auto out = d_.AgentSync(*caller, req.matches[1], req.body, &field);
+      if (!out.ok()) return SendStatus(res, out.status(), field);
+      res.status = 200;
+      res.SetContent(*out + "\n", "application/json");
+    });
+    s.Post("/v1/services", [this](const HttpRequest& req, HttpResponse& res) {
       Mutating(req, res, [&](const Caller& c) -> std::string {
         std::string field;
         auto out = d_.SubmitService(c, req.body, &field);
@@ -330,55 +274,53 @@ class Api {
           SendStatus(res, out.status(), field);
           return out.status().message().substr(0, 500);
         }
-        if (out->replayed) res.set_header("Idempotent-Replayed", "true");
+        if (out->replayed) res.SetHeader("Idempotent-Replayed", "true");
         const std::string name = out->service["name"];
-        res.set_header("Location", "/v1/services/" + name);
+        res.SetHeader("Location", "/v1/services/" + name);
         SendJson(res, out->replayed ? 200 : 201, out->service);
         return "service " + name;
       });
     });
-    s.Get("/v1/services", [this](const httplib::Request& req, httplib::Response& res) {
+    s.Get("/v1/services", [this](const HttpRequest& req, HttpResponse& res) {
       auto caller = Authenticate(req, res);
       if (caller) SendJson(res, 200, {{"items", d_.ListServices(*caller)}});
     });
-    s.Get(R"(/v1/services/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+    s.Get(R"(/v1/services/([^/]+))", [this](const HttpRequest& req, HttpResponse& res) {
       auto caller = Authenticate(req, res);
       if (!caller) return;
       auto out = d_.GetService(*caller, req.matches[1]);
       if (!out.ok()) return SendStatus(res, out.status());
       SendJson(res, 200, *out);
     });
-    s.Delete(R"(/v1/services/([^/]+))",
-             [this](const httplib::Request& req, httplib::Response& res) {
-               Mutating(req, res, [&](const Caller& c) -> std::string {
-                 auto out = d_.DeleteService(c, req.matches[1]);
-                 if (!out.ok()) {
-                   SendStatus(res, out.status());
-                   return out.status().message();
-                 }
-                 SendJson(res, 200, *out);
-                 return "service " + std::string(req.matches[1]);
-               });
-             });
-    s.Post(R"(/v1/services/([^/]+)/load)",
-           [this](const httplib::Request& req, httplib::Response& res) {
-             Mutating(req, res, [&](const Caller& c) -> std::string {
-               std::string field;
-               auto out = d_.ReportLoad(c, req.matches[1], req.body, &field);
-               if (!out.ok()) {
-                 SendStatus(res, out.status(), field);
-                 return out.status().message().substr(0, 500);
-               }
-               SendJson(res, 200, *out);
-               return "service " + std::string(req.matches[1]) + " load";
-             });
-           });
-    s.Get("/v1/tenants", [this](const httplib::Request& req, httplib::Response& res) {
+    s.Delete(R"(/v1/services/([^/]+))", [this](const HttpRequest& req, HttpResponse& res) {
+      Mutating(req, res, [&](const Caller& c) -> std::string {
+        auto out = d_.DeleteService(c, req.matches[1]);
+        if (!out.ok()) {
+          SendStatus(res, out.status());
+          return out.status().message();
+        }
+        SendJson(res, 200, *out);
+        return "service " + std::string(req.matches[1]);
+      });
+    });
+    s.Post(R"(/v1/services/([^/]+)/load)", [this](const HttpRequest& req, HttpResponse& res) {
+      Mutating(req, res, [&](const Caller& c) -> std::string {
+        std::string field;
+        auto out = d_.ReportLoad(c, req.matches[1], req.body, &field);
+        if (!out.ok()) {
+          SendStatus(res, out.status(), field);
+          return out.status().message().substr(0, 500);
+        }
+        SendJson(res, 200, *out);
+        return "service " + std::string(req.matches[1]) + " load";
+      });
+    });
+    s.Get("/v1/tenants", [this](const HttpRequest& req, HttpResponse& res) {
       auto caller = Authenticate(req, res);
       if (!caller) return;
       SendJson(res, 200, {{"items", d_.Tenants(*caller)}});
     });
-    s.Get("/v1/costs", [this](const httplib::Request& req, httplib::Response& res) {
+    s.Get("/v1/costs", [this](const HttpRequest& req, HttpResponse& res) {
       auto caller = Authenticate(req, res);
       if (!caller) return;
       TimeMs now = d_.clock().Now();
@@ -386,12 +328,12 @@ class Api {
       auto until = IntParam(req, "until_ms", now);
       if (!since.ok()) return SendStatus(res, since.status(), "since_ms");
       if (!until.ok()) return SendStatus(res, until.status(), "until_ms");
-      std::string by = req.has_param("by") ? req.get_param_value("by") : "tenant";
+      std::string by = req.HasParam("by") ? req.Param("by") : "tenant";
       auto out = d_.Costs(*caller, by, *since, *until);
       if (!out.ok()) return SendStatus(res, out.status(), "by");
       SendJson(res, 200, *out);
     });
-    s.Get("/v1/regions", [this](const httplib::Request& req, httplib::Response& res) {
+    s.Get("/v1/regions", [this](const HttpRequest& req, HttpResponse& res) {
       if (!Authenticate(req, res)) return;
       std::shared_ptr<const Spec> in_force = d_.spec();
       const Spec& spec = *in_force;
@@ -404,11 +346,11 @@ class Api {
       }
       SendJson(res, 200, {{"items", items}});
     });
-    s.Get("/v1/clusters", [this](const httplib::Request& req, httplib::Response& res) {
+    s.Get("/v1/clusters", [this](const HttpRequest& req, HttpResponse& res) {
       if (!Authenticate(req, res)) return;
       SendJson(res, 200, {{"items", d_.Clusters()}});
     });
-    s.Get("/v1/nodes", [this](const httplib::Request& req, httplib::Response& res) {
+    s.Get("/v1/nodes", [this](const HttpRequest& req, HttpResponse& res) {
       auto caller = Authenticate(req, res);
       if (!caller) return;
       auto after = IntParam(req, "after", 0);
@@ -416,13 +358,13 @@ class Api {
       if (!after.ok()) return SendStatus(res, after.status());
       if (!limit.ok()) return SendStatus(res, limit.status());
       int64_t next = 0;
-      json items = d_.ListNodes(*caller, req.get_param_value("cluster"), *after,
+      json items = d_.ListNodes(*caller, req.Param("cluster"), *after,
                                 static_cast<int>(std::clamp<int64_t>(*limit, 1, 1000)), &next);
       json out = {{"items", items}};
       if (next != 0) out["next"] = next;
       SendJson(res, 200, out);
     });
-    s.Get(R"(/v1/nodes/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+    s.Get(R"(/v1/nodes/([^/]+))", [this](const HttpRequest& req, HttpResponse& res) {
       auto caller = Authenticate(req, res);
       if (!caller) return;
       auto node = d_.GetNode(*caller, req.matches[1]);
@@ -430,7 +372,7 @@ class Api {
       SendJson(res, 200, *node);
     });
     s.Post(R"(/v1/nodes/([^/]+)/(cordon|drain|uncordon))",
-           [this](const httplib::Request& req, httplib::Response& res) {
+           [this](const HttpRequest& req, HttpResponse& res) {
              Mutating(req, res, [&](const Caller& c) -> std::string {
                std::string action = req.matches[2];
                auto node = d_.HoldNode(c, req.matches[1], action);
@@ -445,7 +387,7 @@ class Api {
     for (const char* verb : {"validate", "reload"}) {
       bool apply = std::string(verb) == "reload";
       s.Post(std::string("/v1/policies/") + verb,
-             [this, apply](const httplib::Request& req, httplib::Response& res) {
+             [this, apply](const HttpRequest& req, HttpResponse& res) {
                Mutating(req, res, [&](const Caller& c) -> std::string {
                  auto out = d_.Reload(c, apply);
                  if (!out.ok()) {
@@ -470,7 +412,7 @@ class Api {
                });
              });
     }
-    s.Get("/v1/decisions", [this](const httplib::Request& req, httplib::Response& res) {
+    s.Get("/v1/decisions", [this](const HttpRequest& req, HttpResponse& res) {
       auto caller = Authenticate(req, res);
       if (!caller) return;
       DecisionQuery q;
@@ -483,7 +425,7 @@ class Api {
       q.after = *after;
       q.limit = static_cast<int>(std::clamp<int64_t>(*limit, 1, 1000));
       q.since = *since;
-      q.kind = req.get_param_value("kind");
+      q.kind = req.Param("kind");
       static const std::set<std::string> kKinds = {
           "", "start", "preempt", "requeue", "migrate", "finish", "fail", "cancel", "idle"};
       if (!kKinds.count(q.kind)) {
@@ -497,7 +439,7 @@ class Api {
       if (!out.ok()) return SendStatus(res, out.status());
       SendJson(res, 200, *out);
     });
-    s.Get("/v1/audit", [this](const httplib::Request& req, httplib::Response& res) {
+    s.Get("/v1/audit", [this](const HttpRequest& req, HttpResponse& res) {
       auto caller = Authenticate(req, res);
       if (!caller) return;
       if (caller->role != Role::kAdmin && caller->role != Role::kOperator) {
@@ -512,7 +454,7 @@ class Api {
       q.after = *after;
       q.limit = static_cast<int>(std::clamp<int64_t>(*limit, 1, 1000));
       q.since = *since;
-      q.principal = req.get_param_value("principal");
+      q.principal = req.Param("principal");
       // Audit records are committed as the writer gets to them; read after everything queued.
       if (Status flushed = d_.store().Flush().get(); !flushed.ok()) {
         return SendStatus(res, flushed);
@@ -534,7 +476,7 @@ class Api {
       if (static_cast<int>(rows->size()) == q.limit) out["next"] = rows->back().seq;
       SendJson(res, 200, out);
     });
-    s.Post("/v1/principals", [this](const httplib::Request& req, httplib::Response& res) {
+    s.Post("/v1/principals", [this](const HttpRequest& req, HttpResponse& res) {
       Mutating(req, res, [&](const Caller& c) -> std::string {
         auto body = json::parse(req.body, nullptr, false);
         if (body.is_discarded() || !body.is_object()) {
@@ -569,7 +511,7 @@ class Api {
         return "principal " + p.name + " (" + p.role + ")";
       });
     });
-    s.Get("/v1/principals", [this](const httplib::Request& req, httplib::Response& res) {
+    s.Get("/v1/principals", [this](const HttpRequest& req, HttpResponse& res) {
       auto caller = Authenticate(req, res);
       if (!caller) return;
       if (caller->role != Role::kAdmin) return SendError(res, 403, "only admins list principals");
@@ -579,20 +521,18 @@ class Api {
             {{"name", p.name}, {"role", p.role}, {"tenant", p.tenant}, {"node", p.node}});
       SendJson(res, 200, {{"items", items}});
     });
-    s.Delete(R"(/v1/principals/([^/]+))",
-             [this](const httplib::Request& req, httplib::Response& res) {
-               Mutating(req, res, [&](const Caller& c) -> std::string {
-                 const std::string name = req.matches[1];
-                 if (Status done = d_.DeletePrincipal(c, name); !done.ok()) {
-                   SendStatus(res, done);
-                   return done.message();
-                 }
-                 SendJson(res, 200, {{"name", name}, {"deleted", true}});
-                 return "deleted principal " + name;
-               });
-             });
-    s.Delete(R"(/v1/principals/([^/]+)/tokens)", [this](const httplib::Request& req,
-                                                        httplib::Response& res) {
+    s.Delete(R"(/v1/principals/([^/]+))", [this](const HttpRequest& req, HttpResponse& res) {
+      Mutating(req, res, [&](const Caller& c) -> std::string {
+        const std::string name = req.matches[1];
+        if (Status done = d_.DeletePrincipal(c, name); !done.ok()) {
+          SendStatus(res, done);
+          return done.message();
+        }
+        SendJson(res, 200, {{"name", name}, {"deleted", true}});
+        return "deleted principal " + name;
+      });
+    });
+    s.Delete(R"(/v1/principals/([^/]+)/tokens)", [this](const HttpRequest& req, HttpResponse& res) {
       Mutating(req, res, [&](const Caller& c) -> std::string {
         auto n = d_.RevokeTokens(c, req.matches[1]);
         if (!n.ok()) {
@@ -603,40 +543,39 @@ class Api {
         return "revoked " + std::to_string(*n) + " token(s) of " + std::string(req.matches[1]);
       });
     });
-    s.Post(R"(/v1/principals/([^/]+)/tokens)",
-           [this](const httplib::Request& req, httplib::Response& res) {
-             Mutating(req, res, [&](const Caller& c) -> std::string {
-               auto body = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
-               if (body.is_discarded() || !body.is_object()) {
-                 SendError(res, 400, "the body must be a JSON object {expires_in_s}");
-                 return "bad body";
-               }
-               std::optional<TimeMs> expires;
-               for (const auto& [k, v] : body.items()) {
-                 if (k != "expires_in_s" || !v.is_number_integer() || v.get<int64_t>() <= 0) {
-                   SendError(res, 400, "the only field is \"expires_in_s\", a positive integer", k);
-                   return "bad body";
-                 }
-                 expires = d_.clock().Now() + v.get<int64_t>() * 1000;
-               }
-               auto token = d_.IssueToken(c, req.matches[1], expires);
-               if (!token.ok()) {
-                 SendStatus(res, token.status());
-                 return token.status().message();
-               }
-               json out = {{"principal", std::string(req.matches[1])}, {"token", *token}};
-               out["expires_ms"] = expires ? json(*expires) : json(nullptr);
-               SendJson(res, 201, out);
-               return "token for " + std::string(req.matches[1]);
-             });
-           });
+    s.Post(R"(/v1/principals/([^/]+)/tokens)", [this](const HttpRequest& req, HttpResponse& res) {
+      Mutating(req, res, [&](const Caller& c) -> std::string {
+        auto body = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
+        if (body.is_discarded() || !body.is_object()) {
+          SendError(res, 400, "the body must be a JSON object {expires_in_s}");
+          return "bad body";
+        }
+        std::optional<TimeMs> expires;
+        for (const auto& [k, v] : body.items()) {
+          if (k != "expires_in_s" || !v.is_number_integer() || v.get<int64_t>() <= 0) {
+            SendError(res, 400, "the only field is \"expires_in_s\", a positive integer", k);
+            return "bad body";
+          }
+          expires = d_.clock().Now() + v.get<int64_t>() * 1000;
+        }
+        auto token = d_.IssueToken(c, req.matches[1], expires);
+        if (!token.ok()) {
+          SendStatus(res, token.status());
+          return token.status().message();
+        }
+        json out = {{"principal", std::string(req.matches[1])}, {"token", *token}};
+        out["expires_ms"] = expires ? json(*expires) : json(nullptr);
+        SendJson(res, 201, out);
+        return "token for " + std::string(req.matches[1]);
+      });
+    });
   }
 
  private:
-  std::optional<Caller> Authenticate(const httplib::Request& req, httplib::Response& res) {
-    auto caller = d_.auth().Authenticate(req.get_header_value("Authorization"), d_.clock().Now());
+  std::optional<Caller> Authenticate(const HttpRequest& req, HttpResponse& res) {
+    auto caller = d_.auth().Authenticate(req.Header("Authorization"), d_.clock().Now());
     if (!caller.ok()) {
-      res.set_header("WWW-Authenticate", "Bearer");
+      res.SetHeader("WWW-Authenticate", "Bearer");
       SendStatus(res, caller.status());
       return std::nullopt;
     }
@@ -646,12 +585,12 @@ class Api {
   // Authenticates, runs `act` (which answers and returns a line for the audit log), then
   // records the call in the audit log, durably, before the answer leaves.
   template <typename Act>
-  void Mutating(const httplib::Request& req, httplib::Response& res, Act&& act) {
-    auto caller = d_.auth().Authenticate(req.get_header_value("Authorization"), d_.clock().Now());
+  void Mutating(const HttpRequest& req, HttpResponse& res, Act&& act) {
+    auto caller = d_.auth().Authenticate(req.Header("Authorization"), d_.clock().Now());
     std::string who = caller.ok() ? caller->name : "";
     std::string detail;
     if (!caller.ok()) {
-      res.set_header("WWW-Authenticate", "Bearer");
+      res.SetHeader("WWW-Authenticate", "Bearer");
       SendStatus(res, caller.status());
       detail = caller.status().message();
     } else {
@@ -662,8 +601,8 @@ class Api {
     d_.store().AppendAudit(std::move(a));
   }
 
-  std::string SubmitJob(const Caller& c, const httplib::Request& req, httplib::Response& res) {
-    std::string key = req.get_header_value("Idempotency-Key");
+  std::string SubmitJob(const Caller& c, const HttpRequest& req, HttpResponse& res) {
+    std::string key = req.Header("Idempotency-Key");
     if (key.size() > 255) {
       SendError(res, 400, "the Idempotency-Key header is longer than 255 characters");
       return "bad idempotency key";
@@ -674,13 +613,13 @@ class Api {
       SendStatus(res, out.status(), field);
       return out.status().message().substr(0, 500);
     }
-    if (out->replayed) res.set_header("Idempotent-Replayed", "true");
-    res.set_header("Location", "/v1/jobs/" + std::to_string(out->job.id));
+    if (out->replayed) res.SetHeader("Idempotent-Replayed", "true");
+    res.SetHeader("Location", "/v1/jobs/" + std::to_string(out->job.id));
     SendJson(res, out->replayed ? 200 : 201, JobJson(out->job, false));
     return "job " + std::to_string(out->job.id) + " " + out->job.name;
   }
 
-  void ListJobs(const Caller& c, const httplib::Request& req, httplib::Response& res) {
+  void ListJobs(const Caller& c, const HttpRequest& req, HttpResponse& res) {
     JobFilter f;
     auto after = IntParam(req, "after", 0);
     auto limit = IntParam(req, "limit", 100);
@@ -688,10 +627,10 @@ class Api {
     if (!limit.ok()) return SendStatus(res, limit.status());
     f.after = *after;
     f.limit = static_cast<int>(std::min<int64_t>(*limit, 1000));
-    f.tenant = req.get_param_value("tenant");
-    f.state = req.get_param_value("state");
-    f.job_class = req.get_param_value("class");
-    f.name = req.get_param_value("name");
+    f.tenant = req.Param("tenant");
+    f.state = req.Param("state");
+    f.job_class = req.Param("class");
+    f.name = req.Param("name");
     JobPage page = d_.ListJobs(c, f);
     json items = json::array();
     for (const StoredJob& j : page.jobs)
@@ -705,8 +644,15 @@ class Api {
   ApiOptions options_;
 };
 
-std::shared_ptr<Api> InstallApi(httplib::Server& server, Daemon& daemon,
-                                const ApiOptions& options) {
+HttpServerOptions ApiServerOptions() {
+  HttpServerOptions o;
+  o.max_body_bytes = 1 << 20;
+  o.workers = 128;
+  o.nice = 10;
+  return o;
+}
+
+std::shared_ptr<Api> InstallApi(HttpServer& server, Daemon& daemon, const ApiOptions& options) {
   auto api = std::make_shared<Api>(daemon, options);
   api->Install(server);
   return api;
