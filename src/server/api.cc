@@ -649,6 +649,9 @@ HttpServerOptions ApiServerOptions() {
   o.max_body_bytes = 1 << 20;
   o.workers = 128;
   o.nice = 10;
+  // The I/O thread too, below the engine's thread as the workers are: at nice 0 it gave the
+  // same paced p99s at 2,000/s (22-32 ms against 23-34, 3 runs each, 2026-12-05).
+  o.io_nice = 10;
   return o;
 }
 

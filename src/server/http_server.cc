@@ -428,7 +428,7 @@ Result<int> HttpServer::Bind(const std::string& host, int port) {
 void HttpServer::Run() {
   impl_->Accept();
   auto io = [this] {
-    SetUpThread("api-io", impl_->options.nice);
+    SetUpThread("api-io", impl_->options.io_nice);
     impl_->io.run();
   };
   std::vector<std::thread> others;

@@ -29,8 +29,10 @@ struct HttpServerOptions {
   size_t max_body_bytes = 1 << 20;
   int io_threads = 1;
   int workers = 128;
-  // The workers' and I/O threads' CPU priority (Linux nice, 0-19), applied as each first runs.
+  // The workers' and the I/O threads' CPU priority (Linux nice, 0-19), applied as each first
+  // runs.
   int nice = 0;
+  int io_nice = 0;
   int backlog = 4096;  // the listening socket's queue (the kernel caps it at somaxconn)
   std::chrono::milliseconds idle_timeout{60'000};
   std::string tls_cert, tls_key;  // PEM files; both or neither

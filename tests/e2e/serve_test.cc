@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -597,6 +598,8 @@ TEST(Serve, Kill9DuringASubmissionStormLosesNothingAcknowledged) {
     if (!page.contains("next")) break;
     after = page["next"].get<int64_t>();
   }
+  std::printf("kill -9 storm: %zu submissions acknowledged over %d kills, %zu jobs stored\n",
+              acknowledged.size(), round_count, present.size());
   EXPECT_GT(acknowledged.size(), 20u) << "the storm submitted too little to test anything";
   for (const std::string& k : acknowledged)
     EXPECT_EQ(present.count(k), 1u) << k;
@@ -804,9 +807,9 @@ TEST(Serve, TheEngineThreadComesBeforeTheApisWorkers) {
   EXPECT_EQ(d.Stop(), 0);
 }
 
-// cpp-httplib listens with a backlog of 5: a burst of new connections had all but a few SYNs
-// dropped, and those clients waited a second for TCP to retry. The daemon raises it once bound
-// (the kernel caps it at net.core.somaxconn), as the listening socket's queue shows in ss.
+// With a backlog of 5 (cpp-httplib's, before the API's own server) a burst of new connections
+// had all but a few SYNs dropped, and those clients waited a second for TCP to retry. The
+// daemon listens with 4096 (the kernel caps it at net.core.somaxconn), as ss shows.
 TEST(Serve, TheApisSocketQueuesABurstOfNewConnections) {
   auto dir = FreshDir("backlog");
   DaemonProcess d(dir, kEnterprise);
