@@ -61,11 +61,24 @@ void PrepareParser(Parser& p) {
   p.body_limit(std::numeric_limits<uint64_t>::max());
 }
 
+Refusal TooLarge() {
+  return Refusal{413, "the request body exceeds the size limit"};
+}
+
+// What a read that failed with `ec` is answered; none for a peer that went away, or was idle
+// too long.
+std::optional<Refusal> RefusalOf(beast::error_code ec) {
+  if (ec == http::error::body_limit) return TooLarge();
+  if (ec.category() == http::make_error_code(http::error::end_of_stream).category() &&
+      ec != http::error::end_of_stream && ec != http::error::partial_message) {
+    return Refusal{400, "the request is not valid HTTP/1.1: " + ec.message()};
+  }
+  return std::nullopt;
+}
+
 // After the header: a declared body over the limit is refused; a chunked one is held to it.
 std::optional<Refusal> CheckHeader(Parser& p, size_t max_body_bytes) {
-  if (p.content_length() && *p.content_length() > max_body_bytes) {
-    return Refusal{413, "the request body exceeds the size limit"};
-  }
+  if (p.content_length() && *p.content_length() > max_body_bytes) return TooLarge();
   p.body_limit(max_body_bytes);
   return std::nullopt;
 }
@@ -90,7 +103,7 @@ std::variant<HttpRequest, Refusal> ToRequest(http::request<http::string_body>&& 
 }
 
 struct Route {
-  http::verb method;
+  std::string method;
   std::regex pattern;
   HttpServer::Handler handler;
 };
@@ -186,14 +199,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   void OnReadError(beast::error_code ec) {
-    if (ec == http::error::body_limit) {
-      return Reject(Refusal{413, "the request body exceeds the size limit"});
-    }
-    // Bytes that are not HTTP get an answer; a peer that went away, or was idle too long, none.
-    if (ec.category() == http::make_error_code(http::error::end_of_stream).category() &&
-        ec != http::error::end_of_stream && ec != http::error::partial_message) {
-      return Reject(Refusal{400, "the request is not valid HTTP/1.1: " + ec.message()});
-    }
+    if (auto refusal = RefusalOf(ec)) return Reject(*refusal);
     Close();
   }
 
@@ -319,13 +325,9 @@ void HttpServer::Impl::Accept() {
 
 HttpResponse HttpServer::Impl::Answer(HttpRequest& req) {
   HttpResponse res;
-  std::optional<http::verb> method;
-  if (req.method == "GET") method = http::verb::get;
-  if (req.method == "POST") method = http::verb::post;
-  if (req.method == "DELETE") method = http::verb::delete_;
   const Route* route = nullptr;
   for (const Route& r : routes) {
-    if (method == r.method && std::regex_match(req.path, req.matches, r.pattern)) {
+    if (req.method == r.method && std::regex_match(req.path, req.matches, r.pattern)) {
       route = &r;
       break;
     }
@@ -385,13 +387,13 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Create(HttpServerOptions options
 }
 
 void HttpServer::Get(std::string pattern, Handler handler) {
-  impl_->routes.push_back({http::verb::get, std::regex(pattern), std::move(handler)});
+  impl_->routes.push_back({"GET", std::regex(pattern), std::move(handler)});
 }
 void HttpServer::Post(std::string pattern, Handler handler) {
-  impl_->routes.push_back({http::verb::post, std::regex(pattern), std::move(handler)});
+  impl_->routes.push_back({"POST", std::regex(pattern), std::move(handler)});
 }
 void HttpServer::Delete(std::string pattern, Handler handler) {
-  impl_->routes.push_back({http::verb::delete_, std::regex(pattern), std::move(handler)});
+  impl_->routes.push_back({"DELETE", std::regex(pattern), std::move(handler)});
 }
 void HttpServer::SetErrorHandler(ErrorHandler handler) {
   impl_->error_handler = std::move(handler);
@@ -462,10 +464,9 @@ Result<HttpRequest> ParseHttpRequest(std::string_view raw, size_t max_body_bytes
       if (used == raw.size() || n == 0) return InvalidArgument("the request is incomplete");
       ec = {};
     } else if (ec) {
-      if (ec == http::error::body_limit) {
-        return InvalidArgument("the request body exceeds the size limit");
-      }
-      return InvalidArgument("the request is not valid HTTP/1.1: " + ec.message());
+      auto refusal = RefusalOf(ec);
+      return InvalidArgument(refusal ? refusal->message
+                                     : "cannot read the request: " + ec.message());
     }
     if (p.is_header_done() && !checked) {
       checked = true;
