@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/chart_js.h"
 #include "config/csv.h"
 
 namespace tessera::cli {
@@ -81,11 +82,6 @@ std::string Escape(const std::string& s) {
 
 }  // namespace
 
-std::string ChartJsPath() {
-  const char* env = std::getenv("TESSERA_CHARTJS");
-  return env && *env ? env : "/usr/share/javascript/chart.js/chart.min.js";
-}
-
 Result<PublishedCurves> ReadPublishedCurves(const std::string& dir, const std::string& workload,
                                             const std::string& policy) {
   PublishedCurves out;
@@ -130,13 +126,8 @@ Result<PublishedCurves> ReadPublishedCurves(const std::string& dir, const std::s
 }
 
 Status WriteFgdChart(const std::string& path, const FgdChartInput& in) {
-  std::ifstream lib(ChartJsPath(), std::ios::binary);
-  if (!lib) {
-    return Unavailable("cannot read Chart.js at " + ChartJsPath() +
-                       " (Debian package libjs-chart.js; scripts/bootstrap installs it)");
-  }
-  std::ostringstream js;
-  js << lib.rdbuf();
+  auto chart_js = ReadChartJs();
+  if (!chart_js.ok()) return chart_js.status();
   json data = {{"workload", in.workload}};
   for (const char* key : kCurves) {
     json entry = {{"policies", Series(in.policies, *in.runs, key)}};
@@ -168,14 +159,14 @@ Status WriteFgdChart(const std::string& path, const FgdChartInput& in) {
       << "window.addEventListener('load', () => {\n"
       << "  document.getElementById('errors').textContent = pageErrors.join('\\n'); });\n"
       << "</script>\n"
-      << "<script>" << js.str() << "</script></head><body>\n"
+      << "<script>" << *chart_js << "</script></head><body>\n"
       << "<h1>FGD experiment: " << Escape(in.workload) << "</h1>\n<pre id=\"errors\"></pre>\n"
       << "<p id=\"caption\">" << Escape(caption) << "</p>\n";
   for (const char* key : kCurves) {
     out << "<div class=\"row\"><div><canvas id=\"" << key << "\"></canvas></div>"
         << "<div><canvas id=\"" << key << "_zoom\"></canvas></div></div>\n";
   }
-  out << "<script>\nconst data = " << data.dump() << ";\n"
+  out << "<script>\nconst data = " << ScriptSafe(data.dump()) << ";\n"
       << R"JS(const titles = {allo: 'GPU allocation ratio', frag: 'Fragmented GPUs',
   frag_ratio: 'Fragmentation rate'};
 const yTitles = {allo: 'allocated GPUs (% of all GPUs)', frag: 'fragmented GPUs (% of all GPUs)',

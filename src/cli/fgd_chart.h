@@ -2,8 +2,8 @@
 // fragmented GPUs, fragmentation rate against arrived demand), each policy's median over the
 // seeds with a band from the lowest to the highest seed, FGD's published median overlaid
 // where ../shared/data/fgd-expected has the workload, and a zoomed chart of the 85-130%
-// region where the policies part. Drawn by Chart.js from Debian's libjs-chart.js, inlined so
-// the page works offline.
+// region where the policies part. Drawn by Chart.js (cli/chart_js.h), inlined so the page
+// works offline.
 #pragma once
 
 #include <map>
@@ -14,9 +14,6 @@
 #include "sim/fgd_experiment.h"
 
 namespace tessera::cli {
-
-// Where Chart.js is read from: $TESSERA_CHARTJS, else Debian's path.
-std::string ChartJsPath();
 
 // A published curve set: the median over its seeds of one policy, per curve name ("allo",
 // "frag", "frag_ratio"), 131 points each.

@@ -1,17 +1,13 @@
 #include "cli/sim_report.h"
 
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
+
+#include "cli/chart_js.h"
 
 namespace tessera::cli {
 
 using json = nlohmann::ordered_json;
-
-std::string EchartsPath() {
-  const char* env = std::getenv("TESSERA_ECHARTS_JS");
-  return env && *env ? env : TESSERA_ECHARTS_JS;
-}
 
 namespace {
 
@@ -36,13 +32,6 @@ json Columns(const std::string& csv) {
   return cols;
 }
 
-// Escapes "</" so inlined data and script cannot end the <script> element early.
-std::string ScriptSafe(std::string s) {
-  for (size_t p = s.find("</"); p != std::string::npos; p = s.find("</", p + 3))
-    s.replace(p, 2, "<\\/");
-  return s;
-}
-
 const char* kPage = R"HTML(<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>@TITLE@</title>
 <style>
@@ -50,26 +39,26 @@ body{font-family:system-ui,sans-serif;margin:24px;color:#222}
 h1{font-size:20px} h2{font-size:16px;margin-top:28px}
 table{border-collapse:collapse;font-size:13px} td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}
 th:first-child,td:first-child{text-align:left}
-.chart{width:100%;max-width:1100px;height:340px}
+.chart{position:relative;width:100%;max-width:1100px;height:340px}
 </style>
 <script>
 window.onerror = (message, source, line) => {
   document.getElementById("errors").textContent += message + " (line " + line + ")\n";
 };
 </script>
-<script>@ECHARTS@</script></head><body>
+<script>@CHARTJS@</script></head><body>
 <pre id="errors"></pre>
 <h1>@TITLE@</h1>
 <p>Each policy replayed the same workload on the same fleet through Tessera's engine; times
 are simulated seconds. Metrics are defined in docs/simulation.md.</p>
 <h2>Summary</h2><table id="summary"></table>
-<h2>Job completion time</h2><div id="jct" class="chart"></div>
-<div id="jct_cdf" class="chart"></div>
-<h2>Queueing time</h2><div id="queue" class="chart"></div>
-<div id="queue_cdf" class="chart"></div>
-<h2>Mean JCT per class</h2><div id="classes" class="chart"></div>
-<h2>GPU allocation over time</h2><div id="alloc" class="chart"></div>
-<h2>Pending jobs over time</h2><div id="pending" class="chart"></div>
+<h2>Job completion time</h2><div class="chart"><canvas id="jct"></canvas></div>
+<div class="chart"><canvas id="jct_cdf"></canvas></div>
+<h2>Queueing time</h2><div class="chart"><canvas id="queue"></canvas></div>
+<div class="chart"><canvas id="queue_cdf"></canvas></div>
+<h2>Mean JCT per class</h2><div class="chart"><canvas id="classes"></canvas></div>
+<h2>GPU allocation over time</h2><div class="chart"><canvas id="alloc"></canvas></div>
+<h2>Pending jobs over time</h2><div class="chart"><canvas id="pending"></canvas></div>
 <h2>Per tenant</h2><table id="tenants"></table>
 <script>
 const runs = @DATA@;
@@ -82,34 +71,47 @@ const rows = [["policy","completed","mean JCT s","p95 JCT s","mean queue s","GPU
     r.metrics.lost_gpu_hours, r.metrics.fairness.value]));
 document.getElementById("summary").innerHTML = rows.map((row, i) =>
   "<tr>" + row.map(c => i ? "<td>" + fmt(c) + "</td>" : "<th>" + c + "</th>").join("") + "</tr>").join("");
+const palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+                 "#7f7f7f", "#bcbd22", "#17becf"];
+const colour = i => palette[i % palette.length];
+const axis = (text, extra) => Object.assign({title: {display: true, text}}, extra || {});
+function chart(id, config) {
+  config.options = Object.assign({animation: false, maintainAspectRatio: false, responsive: true},
+                                 config.options || {});
+  return new Chart(document.getElementById(id), config);
+}
 function bars(id, key) {
-  echarts.init(document.getElementById(id)).setOption({
-    tooltip: {}, legend: {}, xAxis: {type: "category", data: names}, yAxis: {type: "value", name: "s"},
-    series: ["mean", "p50", "p95", "p99"].map(s => ({name: s, type: "bar", data: runs.map(r => stat(r, key, s))}))});
+  chart(id, {type: "bar", data: {labels: names,
+    datasets: ["mean", "p50", "p95", "p99"].map((s, i) => ({label: s, backgroundColor: colour(i),
+      data: runs.map(r => stat(r, key, s))}))},
+    options: {scales: {y: axis("s", {beginAtZero: true})}}});
 }
 bars("jct", "jct_s");
 bars("queue", "queue_s");
 // CDFs from each run's percentiles 0..100, on a log time axis (zero plotted at 0.1 s).
 function cdf(id, key, title) {
-  echarts.init(document.getElementById(id)).setOption({
-    title: {text: title, textStyle: {fontSize: 13}}, tooltip: {trigger: "axis"}, legend: {top: 20},
-    xAxis: {type: "log", name: "s", min: 0.1}, yAxis: {type: "value", name: "fraction of jobs", max: 1},
-    series: runs.map(r => ({name: r.policy, type: "line", showSymbol: false, step: "end",
-      data: (r.metrics.cdf[key] || []).map((v, p) => [Math.max(v, 0.1), p / 100])}))});
+  chart(id, {type: "line", data: {datasets: runs.map((r, i) => ({label: r.policy,
+      borderColor: colour(i), backgroundColor: colour(i), pointRadius: 0, stepped: "after",
+      data: (r.metrics.cdf[key] || []).map((v, p) => ({x: Math.max(v, 0.1), y: p / 100}))}))},
+    options: {plugins: {title: {display: true, text: title}},
+      scales: {x: axis("s", {type: "logarithmic", min: 0.1}),
+               y: axis("fraction of jobs", {min: 0, max: 1})}}});
 }
 cdf("jct_cdf", "jct_s", "CDF of job completion time");
 cdf("queue_cdf", "queue_s", "CDF of queueing time");
 const classes = [...new Set(runs.flatMap(r => Object.keys(r.metrics.per_class)))];
-echarts.init(document.getElementById("classes")).setOption({
-  tooltip: {}, legend: {}, xAxis: {type: "category", data: classes}, yAxis: {type: "value", name: "s"},
-  series: runs.map(r => ({name: r.policy, type: "bar",
-    data: classes.map(c => r.metrics.per_class[c] ? r.metrics.per_class[c].jct_s.mean : null)}))});
+chart("classes", {type: "bar", data: {labels: classes, datasets: runs.map((r, i) => ({
+    label: r.policy, backgroundColor: colour(i),
+    data: classes.map(c => r.metrics.per_class[c] ? r.metrics.per_class[c].jct_s.mean : null)}))},
+  options: {scales: {y: axis("s", {beginAtZero: true})}}});
+// Time series as {x, y} points, thinned by Chart.js's decimation where a run has many.
 function lines(id, column, yname) {
-  echarts.init(document.getElementById(id)).setOption({
-    tooltip: {trigger: "axis"}, legend: {}, dataZoom: [{type: "inside"}, {}],
-    xAxis: {type: "value", name: "time s"}, yAxis: {type: "value", name: yname},
-    series: runs.map(r => ({name: r.policy, type: "line", showSymbol: false,
-      data: r.series.time_s.map((t, i) => [t, r.series[column][i]])}))});
+  chart(id, {type: "line", data: {datasets: runs.map((r, i) => ({label: r.policy,
+      borderColor: colour(i), backgroundColor: colour(i), pointRadius: 0, borderWidth: 1.5,
+      data: r.series.time_s.map((t, k) => ({x: t, y: r.series[column][k]}))}))},
+    options: {parsing: false, interaction: {mode: "nearest", axis: "x", intersect: false},
+      plugins: {decimation: {enabled: true, algorithm: "lttb", samples: 1000}},
+      scales: {x: axis("time s", {type: "linear"}), y: axis(yname, {beginAtZero: true})}}});
 }
 lines("alloc", "alloc_ratio", "allocated / healthy");
 lines("pending", "pending_jobs", "jobs");
@@ -135,14 +137,8 @@ void Replace(std::string& s, const std::string& key, const std::string& value) {
 }  // namespace
 
 Result<std::string> RenderSimReport(const std::string& title, const std::vector<PolicyRun>& runs) {
-  std::string path = EchartsPath();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Unavailable("cannot read the chart library " + path +
-                       " (the build installs echarts from npm; TESSERA_ECHARTS_JS overrides)");
-  }
-  std::ostringstream js;
-  js << in.rdbuf();
+  auto chart_js = ReadChartJs();
+  if (!chart_js.ok()) return chart_js.status();
   json data = json::array();
   for (const PolicyRun& r : runs)
     data.push_back(
@@ -155,7 +151,7 @@ Result<std::string> RenderSimReport(const std::string& title, const std::vector<
                              : std::string(1, c);
   Replace(page, "@TITLE@", safe_title);
   Replace(page, "@DATA@", ScriptSafe(data.dump()));
-  Replace(page, "@ECHARTS@", ScriptSafe(js.str()));
+  Replace(page, "@CHARTJS@", *chart_js);
   return page;
 }
 

@@ -1,8 +1,7 @@
 // report.html of `tessera sim run`: one self-contained page comparing the policies of a run
 // side by side — summary table, JCT and queueing distributions (bars and CDFs), mean JCT per
 // class, allocation and pending jobs over time, a per-tenant table — with charts drawn by
-// Apache ECharts (inlined from the npm package the build
-// installed; TESSERA_ECHARTS_JS overrides its path).
+// Chart.js (cli/chart_js.h), inlined so that the page works offline.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -19,7 +18,6 @@ struct PolicyRun {
   std::string timeseries_csv;
 };
 
-std::string EchartsPath();
 Result<std::string> RenderSimReport(const std::string& title, const std::vector<PolicyRun>& runs);
 
 }  // namespace tessera::cli
