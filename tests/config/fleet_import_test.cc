@@ -1,5 +1,6 @@
-// Importing the public node lists: the real files' totals, the catalog, the written YAML, and
-// malformed rows reported all at once with their lines.
+// Importing the public node lists: the totals of the fixtures cut from them (tests/data; the
+// whole files' totals are the data suite's), the catalog, the written YAML, and malformed rows
+// reported all at once with their lines.
 #include "config/fleet_import.h"
 
 #include <gmock/gmock.h>
@@ -19,7 +20,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::string kData = TESSERA_SHARED_DATA;
+const std::string kData = TESSERA_TEST_DATA;
 const std::string kOpenbGpu = kData + "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv";
 const std::string kOpenbAll = kData + "/alibaba-gpu-v2023/openb_node_list_all_node.csv";
 const std::string kPai2020 = kData + "/alibaba-gpu-v2020/pai_machine_spec.csv";
@@ -63,16 +64,16 @@ void ExpectWritesAndReloads(const ImportedFleet& f) {
 TEST(FleetImportTest, OpenbGpuNodes) {
   ImportedFleet f = MustImport(NodeListFormat::kOpenb, kOpenbGpu);
   Totals t = Count(f.spec);
-  EXPECT_EQ(t.nodes, 1213u);
+  EXPECT_EQ(t.nodes, 304u);  // every 4th node of the 1,213
   EXPECT_EQ(t.cpu_only, 0u);
-  EXPECT_EQ(t.devices, 6212u);
-  EXPECT_EQ(t.per_model, (std::map<std::string, size_t>{{"A10", 2},
-                                                        {"G2", 4392},
-                                                        {"G3", 312},
-                                                        {"P100", 265},
-                                                        {"T4", 842},
-                                                        {"V100M16", 195},
-                                                        {"V100M32", 204}}));
+  EXPECT_EQ(t.devices, 1548u);
+  EXPECT_EQ(t.per_model, (std::map<std::string, size_t>{{"A10", 1},
+                                                        {"G2", 1120},
+                                                        {"G3", 64},
+                                                        {"P100", 61},
+                                                        {"T4", 206},
+                                                        {"V100M16", 60},
+                                                        {"V100M32", 36}}));
   EXPECT_EQ(f.spec.device_models.size(), 7u);
   // openb-node-0000,64000,262144,2,P100: taken as given.
   const Node& first = f.spec.nodes.front();
@@ -85,15 +86,15 @@ TEST(FleetImportTest, OpenbGpuNodes) {
   EXPECT_EQ(f.spec.regions[0].name, "default");
   ASSERT_EQ(f.spec.clusters.size(), 1u);
   EXPECT_EQ(f.spec.clusters[0].name, "openb");
-  EXPECT_EQ(f.spec.clusters[0].node_count, 1213u);
+  EXPECT_EQ(f.spec.clusters[0].node_count, 304u);
 }
 
 TEST(FleetImportTest, OpenbAllNodesIncludeCpuOnlyOnes) {
   ImportedFleet f = MustImport(NodeListFormat::kOpenb, kOpenbAll);
   Totals t = Count(f.spec);
-  EXPECT_EQ(t.nodes, 1523u);
-  EXPECT_EQ(t.cpu_only, 310u);
-  EXPECT_EQ(t.devices, 6212u);
+  EXPECT_EQ(t.nodes, 381u);
+  EXPECT_EQ(t.cpu_only, 79u);
+  EXPECT_EQ(t.devices, 1542u);
   EXPECT_EQ(t.per_model.size(), 7u);
   ExpectWritesAndReloads(f);
 }
@@ -101,12 +102,12 @@ TEST(FleetImportTest, OpenbAllNodesIncludeCpuOnlyOnes) {
 TEST(FleetImportTest, Pai2020) {
   ImportedFleet f = MustImport(NodeListFormat::kPai2020, kPai2020);
   Totals t = Count(f.spec);
-  EXPECT_EQ(t.nodes, 1897u);
-  EXPECT_EQ(t.cpu_only, 83u);
-  EXPECT_EQ(t.devices, 6742u);
+  EXPECT_EQ(t.nodes, 380u);  // every 5th machine of the 1,897
+  EXPECT_EQ(t.cpu_only, 17u);
+  EXPECT_EQ(t.devices, 1350u);
   EXPECT_EQ(t.per_model,
             (std::map<std::string, size_t>{
-                {"MISC", 2240}, {"P100", 1596}, {"T4", 994}, {"V100", 832}, {"V100M32", 1080}}));
+                {"MISC", 448}, {"P100", 320}, {"T4", 198}, {"V100", 168}, {"V100M32", 216}}));
   // 7399a758eb02bae1a3621236,CPU,96,512,0: cap_mem is GiB.
   const Node& first = f.spec.nodes.front();
   EXPECT_EQ(first.name, "7399a758eb02bae1a3621236");
@@ -120,21 +121,21 @@ TEST(FleetImportTest, Pai2020) {
 TEST(FleetImportTest, Spot2026) {
   ImportedFleet f = MustImport(NodeListFormat::kSpot2026, kSpot2026);
   Totals t = Count(f.spec);
-  EXPECT_EQ(t.nodes, 4278u);
+  EXPECT_EQ(t.nodes, 428u);  // every 10th node of the 4,278
   EXPECT_EQ(t.cpu_only, 0u);
-  EXPECT_EQ(t.devices, 10412u);
-  EXPECT_EQ(t.per_model, (std::map<std::string, size_t>{{"A10", 2494},
-                                                        {"A100-SXM4-80GB", 3456},
-                                                        {"A800-SXM4-80GB", 176},
-                                                        {"GPU-series-1", 1558},
-                                                        {"GPU-series-2", 976},
-                                                        {"H800", 1752}}));
+  EXPECT_EQ(t.devices, 1029u);
+  EXPECT_EQ(t.per_model, (std::map<std::string, size_t>{{"A10", 249},
+                                                        {"A100-SXM4-80GB", 368},
+                                                        {"A800-SXM4-80GB", 24},
+                                                        {"GPU-series-1", 140},
+                                                        {"GPU-series-2", 40},
+                                                        {"H800", 208}}));
   // GPU-series-1,4,192,0: a bare number gets a prefix; memory is derived from the cores.
   const Node& first = f.spec.nodes.front();
   EXPECT_EQ(first.name, "spot-node-0");
   EXPECT_EQ(first.cpu, 192000);
   EXPECT_EQ(first.memory, 192 * kSpotMemoryPerCore);
-  EXPECT_EQ(f.spec.nodes.back().name, "spot-node-4340");  // the trace skips some numbers
+  EXPECT_EQ(f.spec.nodes.back().name, "spot-node-4333");  // the 4,279th row
   EXPECT_THAT(f.notes, Contains(HasSubstr("no memory column")));
   ExpectWritesAndReloads(f);
 }

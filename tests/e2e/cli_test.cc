@@ -93,7 +93,7 @@ TEST(Cli, MissingArgumentsAreNamedAsInTheUsage) {
 TEST(Cli, DashOIsAlwaysTheFormat) {
   std::string text;
   const std::string csv =
-      std::string(TESSERA_SHARED_DATA) + "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv";
+      std::string(TESSERA_TEST_DATA) + "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv";
   EXPECT_EQ(Tessera("fleet import --format openb " + csv + " -o json", &text), 2);
   EXPECT_NE(text.find("--output: json not in {yaml}"), std::string::npos) << text;
   EXPECT_FALSE(std::ifstream("json").good()) << "a file named json was written";

@@ -1,12 +1,12 @@
-// tessera sim fgd through the real binary, on the real openb trace: the output files have the
-// shape of ../shared/data/fgd-expected/, placements.jsonl has one line per pod, and bad flags
-// and inputs exit 2.
+// tessera sim fgd through the real binary, on the fixtures cut from the openb trace (tests/data:
+// every 4th node, every 20th pod): the output files have the shape of fgd-expected/,
+// placements.jsonl has one line per pod, and bad flags and inputs exit 2. Reproducing the
+// published medians on the whole trace is the data suite's (tests/data_suite/fgd_test.cc).
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -42,7 +42,7 @@ std::vector<std::string> Split(const std::string& s) {
   return out;
 }
 
-const std::string kData = std::string(TESSERA_SHARED_DATA) + "/alibaba-gpu-v2023/";
+const std::string kData = std::string(TESSERA_TEST_DATA) + "/alibaba-gpu-v2023/";
 
 TEST(SimFgd, WritesCurvesInThePublishedShapeAndOneLinePerPod) {
   fs::path out = fs::temp_directory_path() / ("tessera-fgd-" + std::to_string(::getpid()));
@@ -52,7 +52,7 @@ TEST(SimFgd, WritesCurvesInThePublishedShapeAndOneLinePerPod) {
           "openb_pod_list_default.csv --policy best-fit,fgd --seeds 42 --out " + out.string(),
       &text);
   ASSERT_EQ(code, 0) << text;
-  std::string expected = std::string(TESSERA_SHARED_DATA) + "/fgd-expected/";
+  std::string expected = std::string(TESSERA_TEST_DATA) + "/fgd-expected/";
   for (std::string f : {"allo", "frag", "frag_ratio"}) {
     std::vector<std::string> mine = Lines(out / (f + ".csv"));
     std::vector<std::string> theirs =
@@ -97,14 +97,18 @@ TEST(SimFgd, WritesCurvesInThePublishedShapeAndOneLinePerPod) {
   for (size_t at = dom.find("<canvas"); at != std::string::npos; at = dom.find("<canvas", at + 1))
     drawn += dom.substr(at, dom.find('>', at) - at).find("box-sizing") != std::string::npos;
   EXPECT_EQ(drawn, 6u) << "Chart.js sizes every canvas it draws";
-  // Allocation at 100% arrived: best-fit's published median is 92.91, FGD's 95.23; one seed
-  // of Tessera's generator lands within a point of them.
+  // Allocation grows with arrived demand and stays within the cluster.
   std::vector<std::string> allo = Lines(out / "allo.csv");
-  EXPECT_NEAR(std::stod(Split(allo[1])[5 + 100]), 92.91, 1.0);
-  EXPECT_NEAR(std::stod(Split(allo[2])[5 + 100]), 95.23, 1.0);
+  for (size_t row : {1u, 2u}) {
+    double at50 = std::stod(Split(allo[row])[5 + 50]), at130 = std::stod(Split(allo[row])[5 + 130]);
+    EXPECT_GT(at50, 40.0) << allo[row].substr(0, 40);
+    EXPECT_GE(at130, at50) << allo[row].substr(0, 40);
+    EXPECT_LE(at130, 100.0) << allo[row].substr(0, 40);
+  }
   // placements.jsonl: one line per pod and policy, names from the trace.
   std::vector<std::string> placements = Lines(out / "placements.jsonl");
-  ASSERT_GT(placements.size(), 20000u);
+  ASSERT_GT(placements.size(), 2000u);  // 1.3 x 1,548 GPUs of pods, twice
+  size_t per_policy[2] = {0, 0};
   auto first = nlohmann::json::parse(placements.front());
   EXPECT_EQ(first["policy"], "best-fit");
   EXPECT_EQ(first["seed"], 42);
@@ -112,6 +116,7 @@ TEST(SimFgd, WritesCurvesInThePublishedShapeAndOneLinePerPod) {
   size_t failed = 0;
   for (const std::string& l : placements) {
     auto j = nlohmann::json::parse(l);
+    ++per_policy[j["policy"] == "best-fit" ? 0 : 1];
     if (j["node"].is_null()) {
       ++failed;
       EXPECT_TRUE(j["devices"].empty());
@@ -120,6 +125,7 @@ TEST(SimFgd, WritesCurvesInThePublishedShapeAndOneLinePerPod) {
     }
   }
   EXPECT_GT(failed, 0u);
+  EXPECT_EQ(per_policy[0], per_policy[1]) << "one seed draws the same pods for both policies";
   // Arrival indices count 0, 1, 2, ... within each (policy, seed) run.
   EXPECT_EQ(first["arrival"], 0);
   EXPECT_EQ(nlohmann::json::parse(placements[1])["arrival"], 1);
@@ -196,37 +202,6 @@ TEST(SimFgd, BadFlagsAndInputsExitTwo) {
 
 namespace tessera {
 namespace {
-
-// The default policy must not be tuned to one trace: on mixes resampled from the default
-// trace (sim fgd --mix) it stays at or above best-fit at 100% and 130% arrived demand (the
-// full table over every variant is bench/fgd-table, docs/placement.md).
-TEST(SimFgd, TheDefaultBeatsBestFitOnResampledMixes) {
-  for (const char* mix : {"gpushare=0.8", "multigpu=0.5", "cpu=2"}) {
-    fs::path out = fs::temp_directory_path() /
-                   ("tessera-fgd-mix-" + std::to_string(::getpid()) + "-" + std::string(mix));
-    std::string text;
-    ASSERT_EQ(
-        RunTessera("sim fgd --nodes " + kData + "openb_node_list_gpu_node.csv --pods " + kData +
-                       "openb_pod_list_default.csv --policy tessera,best-fit " +
-                       "--seeds 42-43 --no-placements --mix " + mix + " --out " + out.string(),
-                   &text),
-        0)
-        << text;
-    std::map<std::string, std::vector<double>> at100, at130;
-    std::vector<std::string> lines = Lines(out / "allo.csv");
-    ASSERT_EQ(lines.size(), 5u) << mix;
-    for (size_t i = 1; i < lines.size(); ++i) {
-      std::vector<std::string> f = Split(lines[i]);
-      EXPECT_EQ(f[0], "openb_pod_list_default+" + std::string(mix));
-      at100[f[1]].push_back(std::stod(f[5 + 100]));
-      at130[f[1]].push_back(std::stod(f[5 + 130]));
-    }
-    auto mean = [](const std::vector<double>& v) { return (v[0] + v[1]) / 2; };
-    EXPECT_GE(mean(at100["tessera"]), mean(at100["best-fit"])) << mix << " at 100%";
-    EXPECT_GE(mean(at130["tessera"]), mean(at130["best-fit"])) << mix << " at 130%";
-    fs::remove_all(out);
-  }
-}
 
 TEST(SimFgd, SameInputsAndSeedGiveByteIdenticalOutput) {
   fs::path a = fs::temp_directory_path() / ("tessera-det-a-" + std::to_string(::getpid()));
