@@ -1,8 +1,15 @@
 // `tessera agent` (docs/operations.md#agents): the node agent of a `local` cluster, and
 // `tessera logs JOB`: the tail of a task's output as its agent reported it.
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "backends/local/agent.h"
@@ -20,18 +27,74 @@ using json = nlohmann::ordered_json;
 
 struct AgentArgs {
   Common common;
+  std::string token_file;
   std::string node, address, work_dir = "tessera-agent", checkpoint_root, grace = "10s";
   std::string devices, device_tool = "auto";
 };
 
+// The agent's token from --token-file: the file's first line, the file readable by its owner
+// only (a task or another user must not read it).
+Result<std::string> ReadTokenFile(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return InvalidArgument("--token-file " + path + ": " + std::strerror(errno));
+  }
+  if ((st.st_mode & 077) != 0) {
+    std::ostringstream mode;
+    mode << std::oct << (st.st_mode & 0777);
+    return InvalidArgument("--token-file " + path + ": mode 0" + mode.str() +
+                           " lets other users read the token; chmod 600 " + path);
+  }
+  std::ifstream in(path);
+  std::string token;
+  std::getline(in, token);
+  while (!token.empty() && (token.back() == '\r' || token.back() == ' ' || token.back() == '\t'))
+    token.pop_back();
+  if (token.empty()) return InvalidArgument("--token-file " + path + ": no token in it");
+  return token;
+}
+
+// TESSERA_TOKEN leaves the process: its bytes in the environment block the process started with
+// (what /proc/PID/environ shows) are overwritten, and the variable is removed, so that neither
+// tasks nor their descendants inherit or read it.
+void ForgetTokenVariable() {
+  constexpr std::string_view kName = "TESSERA_TOKEN=";
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::strncmp(*e, kName.data(), kName.size()) == 0) {
+      std::memset(*e + kName.size(), 0, std::strlen(*e + kName.size()));
+    }
+  }
+  ::unsetenv("TESSERA_TOKEN");
+}
+
 int RunAgentCommand(const AgentArgs& a, std::ostream& err) {
-  auto cfg = ResolveClientConfig(a.common.server, a.common.token, a.common.ca_cert);
+  if (!a.common.token.empty()) {
+    err << "error: --token: the agent's token on its command line is readable by every process "
+           "on the host (/proc/PID/cmdline); give --token-file FILE (mode 0600) or "
+           "TESSERA_TOKEN\n";
+    return kExitInvalidInput;
+  }
+  std::string token;
+  if (!a.token_file.empty()) {
+    auto read = ReadTokenFile(a.token_file);
+    if (!read.ok()) {
+      err << "error: " << read.status().message() << "\n";
+      return kExitInvalidInput;
+    }
+    token = *read;
+  }
+  auto cfg = ResolveClientConfig(a.common.server, token, a.common.ca_cert);
   if (!cfg.ok()) {
     err << "error: " << cfg.status().message() << "\n";
     return kExitInvalidInput;
   }
+  ForgetTokenVariable();
+  // Other processes of the agent's user (its tasks among them, when they run as it) cannot read
+  // its memory or /proc/PID/environ.
+  ::prctl(PR_SET_DUMPABLE, 0);
   if (cfg->token.empty()) {
-    err << "error: --token (or TESSERA_TOKEN): the agent needs an agent-role token\n";
+    err << "error: --token-file (or TESSERA_TOKEN): the agent needs the token of an agent "
+           "principal bound to its node\n";
     return kExitInvalidInput;
   }
   Result<Millis> grace = ParseDuration(a.grace);
@@ -109,6 +172,9 @@ void RegisterAgent(CLI::App& app, std::ostream& out, std::ostream& err, int& cod
   auto* cmd = app.add_subcommand(
       "agent", "Run the node agent of a local cluster: registers, heartbeats, runs tasks");
   AddCommon(cmd, a->common, /*output=*/false);
+  cmd->add_option("--token-file", a->token_file,
+                  "A file (mode 0600) holding the agent's token (else TESSERA_TOKEN); never "
+                  "--token, which every process on the host could read");
   cmd->add_option("--node", a->node, "The node's name in the fleet")->required();
   cmd->add_option("--address", a->address,
                   "Where the node's gang peers reach it (default: the host name)");

@@ -626,7 +626,7 @@ void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& co
     create->add_option("--role", (*p)[1], "admin, operator, member, viewer or agent")->required();
     create->add_option("--tenant", (*p)[2], "For members and viewers: their tenant subtree");
     create->add_option("--node", (*p)[3],
-                       "For an agent: the one node its tokens answer for (else any node)");
+                       "For an agent (required): the one node its tokens answer for");
     create->callback([=] {
       auto cfg = Config(*c, *ctx);
       if (!cfg) return;

@@ -134,8 +134,11 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   if (!spec) return kExitInvalidInput;
   auto store = SqliteStore::Open(*path);
   if (!store.ok()) {
+    // In use by another daemon, not a store, read-only, from a newer tessera: the operator's
+    // to fix (exit 2); anything else (a disk error) is a failure.
     err << "error: " << store.status().message() << "\n";
-    return kExitFailure;
+    return store.status().code() == StatusCode::kFailedPrecondition ? kExitInvalidInput
+                                                                    : kExitFailure;
   }
 
   static SystemClock clock;
@@ -148,6 +151,12 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   options.work_dir = std::filesystem::path(*path).parent_path().string();
   if (options.work_dir.empty()) options.work_dir = ".";
   if (const char* t = std::getenv("TESSERA_ADMIN_TOKEN")) options.admin_token = t;
+  auto log_mu = std::make_shared<std::mutex>();  // whole lines from many threads
+  options.log = [&err, log_mu](const std::string& level, const std::string& msg,
+                               const json& fields) {
+    std::lock_guard<std::mutex> lock(*log_mu);
+    Log(err, level, msg, fields);
+  };
   std::string new_token;
   auto t0 = std::chrono::steady_clock::now();
   auto daemon = Daemon::Start(std::move(*spec), std::move(*store), clock, options, &new_token);
@@ -185,9 +194,8 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   HttpServer& http = **server;
   ApiOptions api_options;
   if (a.log_requests) {
-    auto mu = std::make_shared<std::mutex>();
-    api_options.request_log = [&err, mu](json fields) {
-      std::lock_guard<std::mutex> lock(*mu);  // whole lines from many worker threads
+    api_options.request_log = [&err, log_mu](json fields) {
+      std::lock_guard<std::mutex> lock(*log_mu);  // whole lines from many worker threads
       Log(err, "info", "request", std::move(fields));
     };
   }

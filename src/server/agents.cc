@@ -167,7 +167,20 @@ Result<std::string> Daemon::AgentSync(const Caller& caller, const std::string& n
   if (caller.role != Role::kAgent && caller.role != Role::kAdmin) {
     return PermissionDenied("only node agents (the agent role) sync");
   }
-  if (caller.role == Role::kAgent && !caller.node.empty() && caller.node != node) {
+  if (caller.role == Role::kAgent && caller.node.empty()) {
+    // An agent principal made before agents were bound to a node: it could act for any node.
+    {
+      std::lock_guard<std::mutex> lock(logged_mu_);
+      if (unbound_agents_logged_.insert(caller.name).second) {
+        Log("warn", "agent refused: its principal is bound to no node",
+            {{"principal", caller.name}, {"node", node}});
+      }
+    }
+    return PermissionDenied("agent principal \"" + caller.name +
+                            "\" is bound to no node; create one per node with --role agent "
+                            "--node NODE and give each agent its own token");
+  }
+  if (caller.role == Role::kAgent && caller.node != node) {
     return PermissionDenied("this agent's token answers for node \"" + caller.node + "\" only");
   }
   auto request = ReadSyncRequest(body, field);

@@ -305,6 +305,11 @@ Result<std::unique_ptr<Daemon::Core>> Daemon::MakeCore(std::shared_ptr<const Spe
   return core;
 }
 
+void Daemon::Log(const std::string& level, const std::string& msg,
+                 const nlohmann::json& fields) const {
+  if (options_.log) options_.log(level, msg, fields);
+}
+
 void Daemon::Install(std::unique_ptr<Core> core) {
   {
     std::lock_guard<std::mutex> lock(spec_mu_);
@@ -1142,6 +1147,11 @@ Status Daemon::PutPrincipal(const Caller& caller, Principal p, std::string* fiel
   if (!p.tenant.empty() && !spec()->FindTenant(p.tenant)) {
     return invalid("tenant", "unknown tenant \"" + p.tenant + "\"");
   }
+  if (*role == Role::kAgent && p.node.empty()) {
+    return invalid("node",
+                   "an agent is bound to exactly one node: name it (tessera principal create " +
+                       p.name + " --role agent --node NODE)");
+  }
   if (!p.node.empty()) {
     if (*role != Role::kAgent) return invalid("node", "only an agent is bound to a node");
     auto lock = LockView();
@@ -1181,7 +1191,13 @@ Result<size_t> Daemon::RevokeTokens(const Caller& caller, const std::string& pri
 Result<std::string> Daemon::IssueToken(const Caller& caller, const std::string& principal,
                                        std::optional<TimeMs> expires) {
   if (caller.role != Role::kAdmin) return PermissionDenied("only admins issue tokens");
-  if (!auth_.Find(principal)) return NotFound("no principal \"" + principal + "\"");
+  std::optional<Principal> p = auth_.Find(principal);
+  if (!p) return NotFound("no principal \"" + principal + "\"");
+  if (p->role == "agent" && p->node.empty()) {
+    return InvalidArgument("\"" + principal +
+                           "\" is an agent bound to no node (made by an older tessera); create "
+                           "one per node with --role agent --node NODE");
+  }
   std::string token = NewToken();
   StoredToken t{HashToken(token), principal, expires, clock_.Now()};
   if (Status s = store_->PutToken(t).get(); !s.ok()) return s;

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -63,6 +64,11 @@ struct DaemonOptions {
   // Where the Slurm backend keeps batch scripts and task output of a cluster whose
   // backendOptions name no workDir: WORK_DIR/slurm/CLUSTER.
   std::string work_dir = ".";
+  // The daemon's log lines (level "info", "warn" or "error", a message, fields); none = silent.
+  // Called from any thread.
+  std::function<void(const std::string& level, const std::string& msg,
+                     const nlohmann::json& fields)>
+      log;
 };
 
 struct JobFilter {
@@ -157,20 +163,23 @@ class Daemon {
   // The tenants the caller may see, with each model's quota and what is in use now.
   nlohmann::ordered_json Tenants(const Caller& caller) const;
 
-  // Creates (or replaces) a principal; admins only. An agent may be bound to one node of the
-  // fleet (Principal::node). `field`, when given, receives the offending field.
+  // Creates (or replaces) a principal; admins only. An agent is bound to exactly one node of
+  // the fleet (Principal::node); one without a node is refused. `field`, when given, receives
+  // the offending field.
   Status PutPrincipal(const Caller& caller, Principal p, std::string* field = nullptr);
   // Deletes a principal and its tokens (durable first); admins only, and never the caller
   // itself or the last admin. What it submitted stays, recorded under its name.
   Status DeletePrincipal(const Caller& caller, const std::string& name);
   // Revokes every token of `principal` (durable first); admins only. Returns how many.
   Result<size_t> RevokeTokens(const Caller& caller, const std::string& principal);
-  // A new token for `principal`, valid until `expires` (nullopt = no expiry); admins only.
+  // A new token for `principal`, valid until `expires` (nullopt = no expiry); admins only. An
+  // agent principal bound to no node (left by an older tessera) gets none.
   Result<std::string> IssueToken(const Caller& caller, const std::string& principal,
                                  std::optional<TimeMs> expires);
 
-  // Node agents (docs/operations.md#agents). One sync of `node`'s agent (the agent role, or
-  // an admin): its report is taken in (exits end runs, a new agent brings the node into
+  // Node agents (docs/operations.md#agents). One sync of `node`'s agent (an agent principal
+  // bound to that node, or an admin; an unbound agent principal left in an old store is refused
+  // and logged once): its report is taken in (exits end runs, a new agent brings the node into
   // service), then the answer — the node's assignment — waits until it changes or the sync's
   // wait_ms passes. `field` receives the body's offending field.
   Result<std::string> AgentSync(const Caller& caller, const std::string& node,
@@ -357,9 +366,14 @@ class Daemon {
   // Under mu_: the agents' telemetry and the Slurm controllers' reachability, for /metrics.
   std::vector<Gauge> AgentGauges() const;
 
+  // A log line through DaemonOptions::log.
+  void Log(const std::string& level, const std::string& msg, const nlohmann::json& fields) const;
+
   std::unique_ptr<SqliteStore> store_;
   const Clock& clock_;
   DaemonOptions options_;
+  mutable std::mutex logged_mu_;
+  std::set<std::string> unbound_agents_logged_;  // under logged_mu_: principals refused once
   Authenticator auth_;
   Metrics metrics_;
   StartTimes start_times_;

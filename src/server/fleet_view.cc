@@ -102,6 +102,9 @@ json Daemon::NodeJson(const Caller& caller, uint32_t n) const {
   }
   bool draining = flags_.count(cell.node_name(n)) && flags_.at(cell.node_name(n)).draining;
   json agent = json(agents_->NodeStatus(cell.node_name(n)));
+  // The agent's id is the fleet's operators' to see (it names the process that answers for the
+  // node); members and viewers see the node's health without it.
+  if (agent.is_object() && !caller.MayAdministerFleet()) agent.erase("agent");
   if (agent.is_object() && !agent["gpus"].empty() &&
       agent["gpus"].size() != cell.devices(n).size()) {
     // The scheduler places on the declared devices: a host that has others is worth a look.

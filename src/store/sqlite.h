@@ -81,6 +81,8 @@ class Sqlite {
   Status Exec(std::string_view sql);
   Result<SqliteStatement> Prepare(std::string_view sql);
   const std::string& path() const { return path_; }
+  // Whether SQLite opened the file read-only (no write permission, a read-only mount).
+  bool ReadOnly() const { return sqlite3_db_readonly(db_, "main") == 1; }
   // The failed Status for SQLite's last error on this connection.
   Status Error(std::string_view what) const;
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/schema.h"
+#include "store/store_lock.h"
 
 namespace tessera {
 
@@ -51,6 +52,28 @@ Result<int64_t> MaxJobId(Sqlite& db) {
   return last;
 }
 
+// An SQLite database with tables of its own but no Tessera schema version is another
+// program's: refused rather than migrated into.
+Status CheckTesseraTables(Sqlite& db) {
+  auto q = db.Prepare(
+      "SELECT COUNT(*), COALESCE(SUM(name = 'meta'), 0) FROM sqlite_master WHERE type = 'table'");
+  if (!q.ok()) return q.status();
+  int64_t tables = 0, meta = 0;
+  if (Status s = q->Each([&] {
+        tables = q->Int(0);
+        meta = q->Int(1);
+      });
+      !s.ok()) {
+    return s;
+  }
+  if (tables > 0 && meta == 0) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "store " + db.path() + " is not a Tessera store: an SQLite database with " +
+                      std::to_string(tables) + " table(s) of another program and no meta table");
+  }
+  return Status::Ok();
+}
+
 // A decision's detail: {"nodes": [...], "where": "..."}, each when not empty.
 std::string DecisionDetail(const std::vector<std::string>& nodes, const std::string& where) {
   nlohmann::ordered_json detail = nlohmann::ordered_json::object();
@@ -63,9 +86,18 @@ std::string DecisionDetail(const std::vector<std::string>& nodes, const std::str
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
                                                        StoreOptions options) {
+  // One daemon per store; then the file must be a store or not exist yet.
+  auto lock = StoreLock::Acquire(path);
+  if (!lock.ok()) return lock.status();
+  if (Status s = CheckStoreFile(path); !s.ok()) return s;
   auto writer = Sqlite::Open(path);
   if (!writer.ok()) return writer.status();
+  if ((*writer)->ReadOnly()) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "store " + path + " is read-only: the daemon writes every change to it");
+  }
   if (Status s = Configure(**writer); !s.ok()) return s;
+  if (Status s = CheckTesseraTables(**writer); !s.ok()) return s;
   if (Status s = MigrateSchema(**writer); !s.ok()) return s;
   auto reader = Sqlite::Open(path);
   if (!reader.ok()) return reader.status();
@@ -131,13 +163,15 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
     if (!s.ok()) return s.status();
     *d.into = std::move(*s);
   }
-  return std::unique_ptr<SqliteStore>(
-      new SqliteStore(std::move(*writer), std::move(*reader), std::move(st), options));
+  return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(*lock), std::move(*writer),
+                                                      std::move(*reader), std::move(st), options));
 }
 
-SqliteStore::SqliteStore(std::unique_ptr<Sqlite> writer, std::unique_ptr<Sqlite> reader,
-                         std::unique_ptr<Statements> statements, StoreOptions options)
+SqliteStore::SqliteStore(StoreLock lock, std::unique_ptr<Sqlite> writer,
+                         std::unique_ptr<Sqlite> reader, std::unique_ptr<Statements> statements,
+                         StoreOptions options)
     : options_(options),
+      lock_(std::move(lock)),
       writer_db_(std::move(writer)),
       reader_db_(std::move(reader)),
       statements_(std::move(statements)),

@@ -24,6 +24,7 @@
 
 #include "store/rows.h"
 #include "store/sqlite.h"
+#include "store/store_lock.h"
 
 namespace tessera {
 
@@ -49,7 +50,10 @@ struct StoreOptions {
 
 class SqliteStore {
  public:
-  // Opens or creates the file and brings its schema up to date.
+  // Opens or creates the file and brings its schema up to date, holding it exclusively until
+  // destroyed (StoreLock). FailedPrecondition, naming the file, when another process holds it,
+  // when it exists but is not a Tessera store (empty, not SQLite, another program's tables),
+  // when it is read-only, or when its schema is newer than this tessera's.
   static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path,
                                                    StoreOptions options = {});
   ~SqliteStore();
@@ -121,7 +125,7 @@ class SqliteStore {
     std::optional<std::promise<Status>> done;  // set by the writer; none for Post
   };
 
-  SqliteStore(std::unique_ptr<Sqlite> writer, std::unique_ptr<Sqlite> reader,
+  SqliteStore(StoreLock lock, std::unique_ptr<Sqlite> writer, std::unique_ptr<Sqlite> reader,
               std::unique_ptr<Statements> statements, StoreOptions options);
   std::shared_future<Status> Enqueue(Write w);
   // Enqueue without a future: the writes the engine's thread makes (no promise to allocate).
@@ -131,6 +135,7 @@ class SqliteStore {
   void WriterLoop();
 
   const StoreOptions options_;
+  StoreLock lock_;
   std::unique_ptr<Sqlite> writer_db_;
   std::unique_ptr<Sqlite> reader_db_;
   std::unique_ptr<Statements> statements_;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -22,6 +23,7 @@ namespace {
 
 using json = nlohmann::json;
 using testing::AgentProcess;
+using testing::AgentTokenOf;
 using testing::Body;
 using testing::DaemonProcess;
 using testing::FreshDir;
@@ -48,12 +50,12 @@ class AgentsTest : public ::testing::Test {
     daemon_->set_extra_args({"--agent-heartbeat", "500ms", "--agent-lost-after", "2s"});
     ASSERT_TRUE(daemon_->Start()) << daemon_->log();
     admin_ = std::make_unique<Http>(daemon_->url(), daemon_->admin_token());
-    agent_token_ = TokenOf(*admin_, "agents", "agent", "");
-    ASSERT_FALSE(agent_token_.empty());
     for (int i = 0; i < 3; ++i) {
+      agent_tokens_[kNodes[i]] = AgentTokenOf(*admin_, kNodes[i]);
+      ASSERT_FALSE(agent_tokens_[kNodes[i]].empty());
       agents_.push_back(std::make_unique<AgentProcess>(dir_ / "agents", kNodes[i],
                                                        "127.0.0." + std::to_string(i + 1)));
-      agents_.back()->Start(daemon_->url(), agent_token_);
+      agents_.back()->Start(daemon_->url(), agent_tokens_[kNodes[i]]);
     }
     ASSERT_TRUE(WaitForNodes(3)) << Body(admin_->Get("/v1/nodes")).dump();
   }
@@ -114,7 +116,7 @@ class AgentsTest : public ::testing::Test {
   std::filesystem::path dir_;
   std::unique_ptr<DaemonProcess> daemon_;
   std::unique_ptr<Http> admin_;
-  std::string agent_token_;
+  std::map<std::string, std::string> agent_tokens_;  // by node: each agent's own, bound to it
   std::vector<std::unique_ptr<AgentProcess>> agents_;
 };
 
@@ -322,7 +324,7 @@ TEST_F(AgentsTest, AnAgentGivenDevicesHandsTasksTheHostsIndices) {
   // bench-gpu-0002's agent answers for host GPUs 7 and 3: the node's devices 0 and 1.
   AgentProcess* a = AgentOf("bench-gpu-0002");
   a->Stop();
-  a->Start(daemon_->url(), agent_token_, {"--devices", "7,3"});
+  a->Start(daemon_->url(), agent_tokens_["bench-gpu-0002"], {"--devices", "7,3"});
   for (const char* n : {"bench-gpu-0000", "bench-gpu-0001"})
     ASSERT_EQ(admin_->Post(std::string("/v1/nodes/") + n + "/cordon", "")->status, 200);
   json job = Gang("mapped", 0);
@@ -347,8 +349,9 @@ TEST_F(AgentsTest, AgentSyncsAreCheckedLikeEveryRequest) {
   Http as_member(daemon_->url(), member);
   r = as_member.Post(sync, hello);
   EXPECT_EQ(r->status, 403) << r->body;
-  Http agent(daemon_->url(), agent_token_);
-  r = agent.Post("/v1/agents/no-such-node/sync", hello);
+  Http agent(daemon_->url(), agent_tokens_["bench-gpu-0000"]);
+  Http admin_as_agent(daemon_->url(), daemon_->admin_token());
+  r = admin_as_agent.Post("/v1/agents/no-such-node/sync", hello);
   EXPECT_EQ(r->status, 404) << r->body;
   r = agent.Post(sync, R"({"protocol":1,"agent":"probe","tasks":[{"key":"x"}]})");
   EXPECT_EQ(r->status, 400) << r->body;
@@ -407,7 +410,9 @@ TEST(AgentTelemetry, IdleGpusTriggerIdleReclaimAndAnotherGpuCountIsFlagged) {
   DaemonProcess daemon(dir / "daemon", (dir / "config").string());
   ASSERT_TRUE(daemon.Start()) << daemon.log();
   Http admin(daemon.url(), daemon.admin_token());
-  Http agent(daemon.url(), TokenOf(admin, "agents", "agent", ""));
+  std::map<std::string, Http> agents;  // each node's agent, with its own bound token
+  for (const char* n : kNodes)
+    agents.try_emplace(n, daemon.url(), AgentTokenOf(admin, n));
   auto sync_all = [&](double busy) {
     for (int i = 0; i < 3; ++i) {
       json req = {
@@ -416,7 +421,8 @@ TEST(AgentTelemetry, IdleGpusTriggerIdleReclaimAndAnotherGpuCountIsFlagged) {
           {"telemetry",
            {{"gpus",
              {{{"index", 0}, {"utilization", busy}}, {{"index", 1}, {"utilization", busy}}}}}}};
-      auto r = agent.Post(std::string("/v1/agents/") + kNodes[i] + "/sync", req.dump());
+      auto r =
+          agents.at(kNodes[i]).Post(std::string("/v1/agents/") + kNodes[i] + "/sync", req.dump());
       ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "");
     }
   };
@@ -443,7 +449,9 @@ TEST(AgentTelemetry, IdleGpusTriggerIdleReclaimAndAnotherGpuCountIsFlagged) {
   json three = {{"protocol", 1},
                 {"agent", "played-0"},
                 {"telemetry", {{"gpus", {{{"index", 0}}, {{"index", 1}}, {{"index", 2}}}}}}};
-  ASSERT_EQ(agent.Post("/v1/agents/bench-gpu-0000/sync", three.dump())->status, 200);
+  ASSERT_EQ(
+      agents.at("bench-gpu-0000").Post("/v1/agents/bench-gpu-0000/sync", three.dump())->status,
+      200);
   node = Body(admin.Get("/v1/nodes/bench-gpu-0000"));
   EXPECT_EQ(node["agent"]["mismatch"],
             "the fleet declares 2 devices on this node; the agent's host has 3")
@@ -489,7 +497,7 @@ tenants:
   AgentProcess agent(dir / "agents", "ascend-npu-0000", "127.0.0.1");
   const std::string path = getenv("PATH");
   setenv("PATH", ((dir / "bin").string() + ":" + path).c_str(), 1);  // the agent inherits it
-  agent.Start(daemon.url(), TokenOf(admin, "agents", "agent", ""), {"--device-tool", "npu-smi"});
+  agent.Start(daemon.url(), AgentTokenOf(admin, "ascend-npu-0000"), {"--device-tool", "npu-smi"});
   setenv("PATH", path.c_str(), 1);
   json node;
   for (int i = 0; i < 100; ++i) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <map>
 #include <string>
@@ -393,6 +394,69 @@ TEST(SqliteStore, TheLastMomentSeenAliveIsTheLatestMarkOrRecord) {
   auto snap = Reopened(path);
   ASSERT_TRUE(snap.ok()) << snap.status().ToString();
   EXPECT_EQ(snap->last_seen, 12000);
+}
+
+// One daemon per store: a second Open of a held store is refused naming the holder; once the
+// first is gone the store opens again (the kernel drops the lock with its holder, kill -9
+// included).
+TEST(SqliteStore, AHeldStoreIsRefusedNamingItsHolderAndFreedWithIt) {
+  std::string path = FreshFile("held");
+  {
+    auto first = SqliteStore::Open(path);
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    auto second = SqliteStore::Open(path);
+    ASSERT_FALSE(second.ok());
+    EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_NE(second.status().message().find("store " + path + " is in use by pid " +
+                                             std::to_string(getpid()) + " on "),
+              std::string::npos)
+        << second.status().message();
+    EXPECT_NE(second.status().message().find(" since 20"), std::string::npos)
+        << second.status().message();
+  }
+  auto again = SqliteStore::Open(path);
+  EXPECT_TRUE(again.ok()) << again.status().ToString();
+}
+
+// A file that exists but is not a store is never taken as a new one (with a new admin): an
+// empty file, a text file, another program's SQLite database; each is left as it was.
+TEST(SqliteStore, AnExistingFileThatIsNotAStoreIsRefusedAndLeftAlone) {
+  std::string empty = FreshFile("empty");
+  std::ofstream(empty).flush();
+  auto a = SqliteStore::Open(empty);
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(a.status().message(), "store " + empty +
+                                      " is not a Tessera store: the file is empty; name a new "
+                                      "file with --store sqlite:PATH, or move it away");
+  EXPECT_EQ(std::filesystem::file_size(empty), 0u);
+
+  std::string text = FreshFile("text");
+  std::ofstream(text) << "regions:\n  - name: r\n";
+  auto b = SqliteStore::Open(text);
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("is not a Tessera store: not an SQLite database"),
+            std::string::npos)
+      << b.status().message();
+
+  std::string other = FreshFile("other");
+  {
+    auto db = Sqlite::Open(other);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec("CREATE TABLE notes(id INTEGER PRIMARY KEY, text TEXT)").ok());
+  }
+  auto c = SqliteStore::Open(other);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("an SQLite database with 1 table(s) of another program"),
+            std::string::npos)
+      << c.status().message();
+  auto db = Sqlite::Open(other);
+  ASSERT_TRUE(db.ok());
+  auto v = (*db)->Prepare("SELECT COUNT(*) FROM sqlite_master WHERE name = 'meta'");
+  ASSERT_TRUE(v.ok());
+  int64_t meta = -1;
+  ASSERT_TRUE(v->Each([&] { meta = v->Int(0); }).ok());
+  EXPECT_EQ(meta, 0) << "nothing was migrated into another program's database";
 }
 
 TEST(SqliteStore, AnUnopenablePathIsAnErrorNamingIt) {

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <vector>
 
 #include "testutil/daemon_process.h"
@@ -26,13 +27,21 @@ AgentProcess::~AgentProcess() {
 void AgentProcess::Start(const std::string& url, const std::string& token,
                          std::vector<std::string> extra) {
   std::string log_path = (dir_ / (node_ + ".log")).string();
+  // The token in a file only its owner reads, as docs/operations.md has it: never on the
+  // agent's command line.
+  std::string token_file = (dir_ / (node_ + ".token")).string();
+  {
+    std::ofstream(token_file, std::ios::trunc) << token << "\n";
+    std::filesystem::permissions(
+        token_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  }
   pid_ = fork();
   if (pid_ == 0) {
     FILE* o = freopen(log_path.c_str(), "a", stdout);
     (void)o;
     std::vector<std::string> args = {
-        TESSERA_BINARY, "agent",     "--server", url,          "--token",      token,     "--node",
-        node_,          "--address", address_,   "--work-dir", work_.string(), "--grace", "2s"};
+        TESSERA_BINARY, "agent",     "--server", url,          "--token-file", token_file, "--node",
+        node_,          "--address", address_,   "--work-dir", work_.string(), "--grace",  "2s"};
     args.insert(args.end(), extra.begin(), extra.end());
     ExecTessera(log_path, args);
   }

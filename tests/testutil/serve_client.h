@@ -59,4 +59,15 @@ inline std::string TokenOf(Http& admin, const std::string& name, const std::stri
   return Body(r)["token"].get<std::string>();
 }
 
+// The token of node `node`'s agent: principal "agent-NODE", role agent, bound to that node
+// (every agent credential is); "" when a call fails.
+inline std::string AgentTokenOf(Http& admin, const std::string& node) {
+  nlohmann::json p = {{"name", "agent-" + node}, {"role", "agent"}, {"node", node}};
+  auto r = admin.Post("/v1/principals", p.dump());
+  if (!r || r->status != 201) return "";
+  r = admin.Post("/v1/principals/agent-" + node + "/tokens", "{}");
+  if (!r || r->status != 201) return "";
+  return Body(r)["token"].get<std::string>();
+}
+
 }  // namespace tessera::testing

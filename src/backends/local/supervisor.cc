@@ -1,6 +1,7 @@
 #include "backends/local/supervisor.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -38,13 +39,27 @@ std::string Resolve(const std::string& program) {
   return program;
 }
 
-// The child's environment: the agent's, with the task's variables over it.
+// The child's environment, clean: nothing of the agent's own (its token, its server, whatever
+// its service manager set) but the search path and the locale, then the task's user and the
+// task's variables (the job's own, TESSERA_TASK_*, devices, peers) over them.
 std::vector<std::string> Environment(const std::map<std::string, std::string>& vars) {
   std::map<std::string, std::string> all;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string kv = *e;
     size_t eq = kv.find('=');
-    if (eq != std::string::npos) all[kv.substr(0, eq)] = kv.substr(eq + 1);
+    if (eq == std::string::npos) continue;
+    std::string name = kv.substr(0, eq);
+    if (name == "PATH" || name == "LANG" || name == "LANGUAGE" || name == "TZ" ||
+        name.rfind("LC_", 0) == 0) {
+      all[name] = kv.substr(eq + 1);
+    }
+  }
+  if (!all.count("PATH")) all["PATH"] = "/usr/local/bin:/usr/bin:/bin";
+  if (const passwd* pw = getpwuid(geteuid())) {
+    all["HOME"] = pw->pw_dir;
+    all["USER"] = pw->pw_name;
+    all["LOGNAME"] = pw->pw_name;
+    all["SHELL"] = pw->pw_shell;
   }
   for (const auto& [k, v] : vars)
     all[k] = v;
