@@ -345,6 +345,10 @@ class Daemon {
   nlohmann::ordered_json NodeJson(const Caller& caller, uint32_t node) const;
   // Under mu_: a slurm cluster's node as its controller reports it (null otherwise).
   nlohmann::ordered_json SlurmNodeJson(uint32_t node) const;
+  // Under mu_: whether the configuration cordons the node (then the engine sees it down).
+  bool CordonedInConfig(uint32_t node) const;
+  // Under mu_: why a node is down, as " (…)", or "" when nothing more is known.
+  std::string DownReason(uint32_t node) const;
   // Under mu_: the backend of the run's cluster, and what its agents or Slurm get.
   BackendKind BackendOf(const JobRecord& job) const;
   RunOrder OrderOf(const JobRecord& job) const;

@@ -112,17 +112,44 @@ json Daemon::NodeJson(const Caller& caller, uint32_t n) const {
                         " devices on this node; the agent's host has " +
                         std::to_string(agent["gpus"].size());
   }
-  return {{"name", cell.node_name(n)},
-          {"cluster", spec_->clusters[s.cluster].name},
-          {"state", NodeStateName(engine_->node_up(n), engine_->cordoned(n), draining)},
-          {"cpu", static_cast<double>(s.cpu_total) / kMilliPerUnit},
-          {"cpu_free", static_cast<double>(s.cpu_free) / kMilliPerUnit},
-          {"memory_mib", s.mem_total},
-          {"memory_free_mib", s.mem_free},
-          {"devices", dev},
-          {"jobs", jobs},
-          {"agent", agent},
-          {"slurm", SlurmNodeJson(n)}};
+  // A node the configuration cordons is out of the cell (the engine sees it down): it is
+  // cordoned, by the configuration, not down.
+  const bool config_cordon = CordonedInConfig(n);
+  json out = {
+      {"name", cell.node_name(n)},
+      {"cluster", spec_->clusters[s.cluster].name},
+      {"state", config_cordon ? "cordoned"
+                              : NodeStateName(engine_->node_up(n), engine_->cordoned(n), draining)},
+      {"cpu", static_cast<double>(s.cpu_total) / kMilliPerUnit},
+      {"cpu_free", static_cast<double>(s.cpu_free) / kMilliPerUnit},
+      {"memory_mib", s.mem_total},
+      {"memory_free_mib", s.mem_free},
+      {"devices", dev},
+      {"jobs", jobs},
+      {"agent", agent},
+      {"slurm", SlurmNodeJson(n)}};
+  if (config_cordon) out["cordoned_by"] = "configuration";
+  return out;
+}
+
+std::string Daemon::DownReason(uint32_t n) const {
+  const std::string& name = engine_->cell().node_name(n);
+  if (std::optional<SlurmNode> sn = slurm_ ? slurm_->NodeInfo(name) : std::nullopt) {
+    return " (Slurm says " + sn->state + ")";
+  }
+  const Cluster& c = spec_->clusters[engine_->cell().node(n).cluster];
+  if (c.backend == BackendKind::kLocal) {
+    json agent = json(agents_->NodeStatus(name));
+    if (!agent.is_object()) return " (no agent has synced it)";
+    if (agent.value("live", false) == false) return " (its agent went silent)";
+  }
+  return "";
+}
+
+bool Daemon::CordonedInConfig(uint32_t n) const {
+  const CellState& cell = engine_->cell();
+  return n < spec_->nodes.size() && spec_->nodes[n].name == cell.node_name(n) &&
+         spec_->nodes[n].cordoned;
 }
 
 json Daemon::ListNodes(const Caller& caller, const std::string& cluster, int64_t after, int limit,
@@ -160,6 +187,18 @@ Result<json> Daemon::HoldNode(const Caller& caller, const std::string& name,
     auto lock = LockView();
     auto it = core_->node_index.find(name);
     if (it == core_->node_index.end()) return NotFound("no node \"" + name + "\"");
+    if (action == "uncordon" && CordonedInConfig(it->second)) {
+      return FailedPrecondition("node \"" + name +
+                                "\" is cordoned in the configuration: remove its `cordoned: "
+                                "true` there and reload (tessera reload)");
+    }
+    const bool held = flags_.count(name) && (flags_.at(name).cordoned || flags_.at(name).draining);
+    if (action == "uncordon" && !held && !engine_->node_up(it->second)) {
+      // Nothing to lift, and the node takes no work anyway: say why instead of "down" and 0.
+      return FailedPrecondition("node \"" + name + "\" is down" + DownReason(it->second) +
+                                "; uncordon lifts an operator's cordon or drain, and there is "
+                                "none on it");
+    }
     NodeFlags f{name, action != "uncordon", action == "drain"};
     flags_[name] = f;
     durable = store_->PutNodeFlags(f);

@@ -40,20 +40,34 @@ TEST(Cli, TheAgentsBadFlagsAreErrorsBeforeItStarts) {
   const std::string env = "env -u TESSERA_TOKEN -u TESSERA_SERVER HOME=/nonexistent ";
   EXPECT_EQ(testing::RunTessera("agent --node n1 --server http://127.0.0.1:1", &text, true, env),
             2);
-  EXPECT_NE(text.find("the agent needs an agent-role token"), std::string::npos) << text;
-  EXPECT_EQ(testing::RunTessera("agent --node n1 --server ftp://x --token t", &text, true, env), 2);
+  EXPECT_NE(text.find("the agent needs the token of an agent principal bound to its node"),
+            std::string::npos)
+      << text;
+  // The token comes from TESSERA_TOKEN (or --token-file) in the cases below.
+  const std::string with_token = env + "TESSERA_TOKEN=t ";
+  EXPECT_EQ(testing::RunTessera("agent --node n1 --server ftp://x", &text, true, with_token), 2);
   EXPECT_NE(text.find("expected http://HOST:PORT or https://"), std::string::npos) << text;
-  EXPECT_EQ(testing::RunTessera("agent --node n1 --token t --grace soon", &text, true, env), 2);
+  EXPECT_EQ(testing::RunTessera("agent --node n1 --grace soon", &text, true, with_token), 2);
   EXPECT_NE(text.find("--grace: expected a duration"), std::string::npos) << text;
-  EXPECT_EQ(testing::RunTessera("agent --token t", &text, true, env), 2);
+  EXPECT_EQ(testing::RunTessera("agent", &text, true, with_token), 2);
   EXPECT_NE(text.find("--node"), std::string::npos) << text;
-  EXPECT_EQ(testing::RunTessera("agent --node n1 --token t --devices 0,0", &text, true, env), 2);
+  EXPECT_EQ(testing::RunTessera("agent --node n1 --devices 0,0", &text, true, with_token), 2);
   EXPECT_NE(text.find("--devices: device 0 is listed twice"), std::string::npos) << text;
-  EXPECT_EQ(
-      testing::RunTessera("agent --node n1 --token t --device-tool rocm-smi", &text, true, env), 2);
+  EXPECT_EQ(testing::RunTessera("agent --node n1 --device-tool rocm-smi", &text, true, with_token),
+            2);
   EXPECT_NE(text.find("--device-tool: expected auto, nvidia-smi, npu-smi or none, got "
                       "\"rocm-smi\""),
             std::string::npos)
+      << text;
+  // Never on the command line; a token file others may read is refused; a missing one named.
+  EXPECT_EQ(testing::RunTessera("agent --node n1 --token t", &text, true, env), 2);
+  EXPECT_NE(text.find("--token: the agent's token on its command line is readable by every "
+                      "process on the host"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(testing::RunTessera("agent --node n1 --token-file /nonexistent/t", &text, true, env),
+            2);
+  EXPECT_NE(text.find("--token-file /nonexistent/t: No such file or directory"), std::string::npos)
       << text;
   EXPECT_EQ(Tessera("logs", &text), 2);
 }

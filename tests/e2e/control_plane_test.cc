@@ -204,6 +204,41 @@ TEST(ControlPlaneAgents, ATaskSeesNoneOfItsAgentsCredentials) {
   fs::remove_all(dir);
 }
 
+// A node the configuration cordons was shown `down`, and `uncordon` of a down node printed
+// "node … down" and exited 0. Now it shows `cordoned` (by the configuration), and uncordon of
+// it, or of a down node with no hold to lift, is refused with the reason (409, exit 2).
+TEST(ControlPlaneNodes, ConfigCordonsAndDownNodesSayWhatTheyAre) {
+  fs::path dir = FreshDir("node-states");
+  DaemonProcess d(dir / "enterprise", kEnterprise);
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http admin(d.url(), d.admin_token());
+  json node = Body(admin.Get("/v1/nodes/dev-a800-02"));
+  EXPECT_EQ(node["state"], "cordoned") << node.dump();
+  EXPECT_EQ(node["cordoned_by"], "configuration") << node.dump();
+  EXPECT_EQ(Body(admin.Get("/v1/nodes/dev-a800-01"))["state"], "ready");
+  std::string out;
+  EXPECT_EQ(testing::RunTessera("uncordon dev-a800-02", &out, true, d.CliEnv()), 2) << out;
+  EXPECT_NE(out.find("error (409): node \"dev-a800-02\" is cordoned in the configuration"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(Body(admin.Get("/v1/nodes/dev-a800-02"))["state"], "cordoned");
+
+  // examples/local with no agent running: every node is down, with the reason.
+  DaemonProcess local(dir / "local", kLocal);
+  ASSERT_TRUE(local.Start()) << local.log();
+  EXPECT_EQ(testing::RunTessera("uncordon bench-gpu-0001", &out, true, local.CliEnv()), 2) << out;
+  EXPECT_NE(out.find("node \"bench-gpu-0001\" is down (no agent has synced it); uncordon lifts "
+                     "an operator's cordon or drain, and there is none on it"),
+            std::string::npos)
+      << out;
+  // A hold on a down node is the operator's to lift.
+  ASSERT_EQ(testing::RunTessera("cordon bench-gpu-0001", &out, true, local.CliEnv()), 0) << out;
+  EXPECT_EQ(testing::RunTessera("uncordon bench-gpu-0001", &out, true, local.CliEnv()), 0) << out;
+  local.Stop();
+  d.Stop();
+  fs::remove_all(dir);
+}
+
 // A second daemon on the store of a running one used to start without a word, and both
 // scheduled; now it exits 2 naming the first, which goes on serving.
 TEST(ControlPlaneStore, ASecondDaemonOnTheSameStoreExitsTwoNamingTheFirst) {
