@@ -152,11 +152,12 @@ void Submit(const Common& c, const std::string& file, const std::string& key, Ct
 }
 
 void GetJobs(const Common& c, const std::map<std::string, std::string>& filters, int limit,
-             Ctx& x) {
+             int64_t after, Ctx& x) {
   auto cfg = Config(c, x);
   if (!cfg) return;
   json all = json::array();
-  int64_t after = 0;
+  json next = nullptr;
+  int64_t total = 0;
   for (;;) {
     std::string q =
         "/v1/jobs?limit=" + std::to_string(std::min(limit - static_cast<int>(all.size()), 1000));
@@ -170,10 +171,21 @@ void GetJobs(const Common& c, const std::map<std::string, std::string>& filters,
     }
     for (const json& j : r.body["items"])
       all.push_back(j);
-    if (!r.body.contains("next") || static_cast<int>(all.size()) >= limit) break;
-    after = r.body["next"].get<int64_t>();
+    total = r.body.value("total", static_cast<int64_t>(all.size()));
+    next = r.body.contains("next") ? r.body["next"] : json(nullptr);
+    if (!next.is_number_integer() || static_cast<int>(all.size()) >= limit) break;
+    after = next.get<int64_t>();
   }
-  Print(json{{"items", all}}, c.output, x.out, [&] { JobTable(all, x.out); });
+  // Newest first; what was left out is said, with the cursor that shows it.
+  Print(json{{"items", all}, {"total", total}, {"next", next}}, c.output, x.out, [&] {
+    JobTable(all, x.out);
+    if (static_cast<int64_t>(all.size()) < total || next.is_number_integer()) {
+      x.out << Thousands(static_cast<int64_t>(all.size())) << " of " << Thousands(total)
+            << " shown, newest first";
+      if (next.is_number_integer()) x.out << "; older: --after " << next.get<int64_t>();
+      x.out << "\n";
+    }
+  });
 }
 
 std::string JobPath(const std::string& ref, const std::string& tenant, const std::string& tail) {
@@ -267,10 +279,11 @@ void Cancel(const Common& c, const std::string& ref, const std::string& tenant, 
 }
 
 void Audit(const Common& c, const std::string& since, const std::string& principal, int limit,
-           Ctx& x) {
+           int64_t after, Ctx& x) {
   auto cfg = Config(c, x);
   if (!cfg) return;
   std::string q = "/v1/audit?limit=" + std::to_string(std::clamp(limit, 1, 1000));
+  if (after > 0) q += "&after=" + std::to_string(after);
   if (!since.empty()) {
     std::optional<int64_t> ms = SinceMs(since, x);
     if (!ms) return;
@@ -291,6 +304,14 @@ void Audit(const Common& c, const std::string& since, const std::string& princip
              Str(a, "method") + " " + Str(a, "path"), Str(a, "status"), detail});
     }
     t.Write(x.out);
+    const int64_t shown = static_cast<int64_t>(r.body["items"].size());
+    const int64_t total = r.body.value("total", shown);
+    const json& next = r.body.contains("next") ? r.body["next"] : json(nullptr);
+    if (shown < total || next.is_number_integer()) {
+      x.out << Thousands(shown) << " of " << Thousands(total) << " shown, newest first";
+      if (next.is_number_integer()) x.out << "; older: --after " << next.get<int64_t>();
+      x.out << "\n";
+    }
   });
 }
 
@@ -458,7 +479,8 @@ void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& co
     auto c = std::make_shared<Common>();
     auto f = std::make_shared<std::map<std::string, std::string>>();
     auto limit = std::make_shared<int>(1000);
-    auto* jobs = get->add_subcommand("jobs", "List the jobs you may see");
+    auto after = std::make_shared<int64_t>(0);
+    auto* jobs = get->add_subcommand("jobs", "List the jobs you may see, newest first");
     AddCommon(jobs, *c);
     jobs->add_option("--tenant", (*f)["tenant"], "Only this tenant's subtree");
     jobs->add_option("--state", (*f)["state"],
@@ -466,7 +488,8 @@ void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& co
     jobs->add_option("--class", (*f)["class"], "training, finetune, batch or eval");
     jobs->add_option("--name", (*f)["name"], "Only jobs of this name");
     jobs->add_option("--limit", *limit, "At most this many")->capture_default_str();
-    jobs->callback([=] { GetJobs(*c, *f, *limit, *ctx); });
+    jobs->add_option("--after", *after, "Only jobs older than this id (the footer's cursor)");
+    jobs->callback([=] { GetJobs(*c, *f, *limit, *after, *ctx); });
 
     auto cc = std::make_shared<Common>();
     auto* clusters = get->add_subcommand("clusters", "The clusters: nodes, devices, allocation");
@@ -604,16 +627,19 @@ void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& co
     cmd->callback([=] { Cost(*c, *by, *since, *ctx); });
   }
   {
-    auto* cmd = app.add_subcommand("audit", "The audit log of mutating calls (admins, operators)");
+    auto* cmd = app.add_subcommand(
+        "audit", "The audit log of mutating calls, newest first (admins, operators)");
     auto c = std::make_shared<Common>();
     auto since = std::make_shared<std::string>();
     auto principal = std::make_shared<std::string>();
     auto limit = std::make_shared<int>(100);
+    auto after = std::make_shared<int64_t>(0);
     AddCommon(cmd, *c);
     cmd->add_option("--since", *since, "Only calls within this long (e.g. 24h, 7d)");
     cmd->add_option("--principal", *principal, "Only calls by this principal");
     cmd->add_option("--limit", *limit, "At most this many")->capture_default_str();
-    cmd->callback([=] { Audit(*c, *since, *principal, *limit, *ctx); });
+    cmd->add_option("--after", *after, "Only calls older than this seq (the footer's cursor)");
+    cmd->callback([=] { Audit(*c, *since, *principal, *limit, *after, *ctx); });
   }
   {
     auto* cmd = app.add_subcommand("principal", "Manage principals (admins)");

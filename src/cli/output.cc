@@ -86,4 +86,14 @@ void Table::Write(std::ostream& out, const std::string& indent) const {
     line(r, false);
 }
 
+std::string Thousands(int64_t n) {
+  std::string digits = std::to_string(n < 0 ? -n : n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
 }  // namespace tessera::cli

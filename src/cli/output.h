@@ -3,6 +3,7 @@
 // re-emitted.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
@@ -16,6 +17,9 @@ std::optional<OutputFormat> ParseOutputFormat(const std::string& s);
 
 // Writes `doc` as YAML (block style, keys in the document's order).
 void WriteYaml(const nlohmann::ordered_json& doc, std::ostream& out);
+
+// A count with thousands separators: 4125 -> "4,125".
+std::string Thousands(int64_t n);
 
 // A plain text table: columns padded to their widest cell, numbers right-aligned.
 class Table {

@@ -472,8 +472,13 @@ class Api {
                          {"status", a.status},
                          {"detail", a.detail}});
       }
-      json out = {{"items", items}};
-      if (static_cast<int>(rows->size()) == q.limit) out["next"] = rows->back().seq;
+      auto total = d_.store().CountAudit(q);
+      if (!total.ok()) return SendStatus(res, total.status());
+      // Newest first; `next` is the cursor of the older page, when there may be one.
+      json out = {{"items", items}, {"total", *total}};
+      out["next"] = static_cast<int>(rows->size()) == q.limit && !rows->empty()
+                        ? json(rows->back().seq)
+                        : json(nullptr);
       SendJson(res, 200, out);
     });
     s.Post("/v1/principals", [this](const HttpRequest& req, HttpResponse& res) {
@@ -635,8 +640,8 @@ class Api {
     json items = json::array();
     for (const StoredJob& j : page.jobs)
       items.push_back(JobJson(j, false));
-    json out = {{"items", items}};
-    if (page.next != 0) out["next"] = page.next;
+    json out = {{"items", items}, {"total", page.total}};
+    out["next"] = page.next != 0 ? json(page.next) : json(nullptr);
     SendJson(res, 200, out);
   }
 

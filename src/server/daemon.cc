@@ -102,6 +102,15 @@ bool IsNumber(const std::string& s) {
          std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// Whether a retried submission is the same request as the first: the same document (a JSON
+// body re-indented, or with its keys in another order, is the same), else the same bytes.
+bool SameRequestBody(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  auto x = nlohmann::json::parse(a, nullptr, false);
+  auto y = nlohmann::json::parse(b, nullptr, false);
+  return !x.is_discarded() && !y.is_discarded() && x == y;
+}
+
 // The index key of a submission's Idempotency-Key, which is scoped to its principal.
 std::string IdempotencyKey(const std::string& principal, const std::string& key) {
   return principal + '\x1f' + key;
@@ -890,7 +899,7 @@ Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& bo
       auto it = by_idempotency_.find(IdempotencyKey(caller.name, idempotency_key));
       if (it != by_idempotency_.end()) {
         const StoredJob& earlier = jobs_[it->second - 1];
-        if (earlier.body != body) {
+        if (!SameRequestBody(earlier.body, body)) {
           return FailedPrecondition("Idempotency-Key \"" + idempotency_key +
                                     "\" was used for a different request (job " +
                                     std::to_string(earlier.id) + ")");
@@ -1029,16 +1038,20 @@ JobPage Daemon::ListJobs(const Caller& caller, const JobFilter& f) const {
   auto lock = LockView();
   JobPage page;
   int limit = std::clamp(f.limit, 1, 1000);
-  for (size_t i = static_cast<size_t>(std::max<int64_t>(f.after, 0)); i < jobs_.size(); ++i) {
+  // Newest first: the page holds the newest matches below the cursor (an id; 0 = from the
+  // newest); every match counts in the total, so that a client can say "N of M shown".
+  for (size_t i = jobs_.size(); i-- > 0;) {
     const StoredJob& j = jobs_[i];
     if (j.reason == "store" || !caller.MaySee(j.tenant)) continue;
     if (!f.tenant.empty() && !WithinTenant(j.tenant, f.tenant)) continue;
     if (!f.name.empty() && j.name != f.name) continue;
     if (f.state == "active" ? Terminal(j.state) : !f.state.empty() && j.state != f.state) continue;
     if (!f.job_class.empty() && j.job_class != f.job_class) continue;
+    ++page.total;
+    if (f.after > 0 && j.id >= f.after) continue;
     if (static_cast<int>(page.jobs.size()) == limit) {
       page.next = page.jobs.back().id;
-      break;
+      continue;
     }
     page.jobs.push_back(View(j.id));
   }

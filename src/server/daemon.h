@@ -76,13 +76,15 @@ struct JobFilter {
   std::string state;   // "" = any; "active" = not finished
   std::string job_class;
   std::string name;
-  int64_t after = 0;  // the last id of the previous page
+  int64_t after = 0;  // the cursor: only jobs with lower ids (the last id of the previous page)
   int limit = 100;
 };
 
+// A page of jobs, newest first.
 struct JobPage {
   std::vector<StoredJob> jobs;
-  int64_t next = 0;  // the `after` of the next page; 0 = none
+  int64_t next = 0;  // the `after` of the next (older) page; 0 = none
+  size_t total = 0;  // the jobs the filter matches, on every page
 };
 
 struct ServiceOutcome {

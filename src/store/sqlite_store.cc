@@ -496,9 +496,11 @@ Status SqliteStore::ReadActiveJobs(int64_t from, int64_t to, const ActiveJobRow&
 
 Result<std::vector<AuditEntry>> SqliteStore::QueryAudit(const AuditQuery& aq) {
   std::lock_guard<std::mutex> lock(read_mu_);
+  // Newest first, below the cursor (0: from the newest).
   auto q = reader_db_->Prepare(
       "SELECT seq, time_ms, principal, remote, method, path, status, detail FROM audit "
-      "WHERE seq > ?1 AND time_ms >= ?2 AND (?3 = '' OR principal = ?3) ORDER BY seq LIMIT ?4");
+      "WHERE (?1 = 0 OR seq < ?1) AND time_ms >= ?2 AND (?3 = '' OR principal = ?3) "
+      "ORDER BY seq DESC LIMIT ?4");
   if (!q.ok()) return q.status();
   q->Bind(1, aq.after).Bind(2, aq.since.value_or(0)).Bind(3, aq.principal);
   q->Bind(4, int64_t{aq.limit});
@@ -511,6 +513,17 @@ Result<std::vector<AuditEntry>> SqliteStore::QueryAudit(const AuditQuery& aq) {
     return s;
   }
   return out;
+}
+
+Result<int64_t> SqliteStore::CountAudit(const AuditQuery& aq) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  auto q = reader_db_->Prepare(
+      "SELECT COUNT(*) FROM audit WHERE time_ms >= ?1 AND (?2 = '' OR principal = ?2)");
+  if (!q.ok()) return q.status();
+  q->Bind(1, aq.since.value_or(0)).Bind(2, aq.principal);
+  int64_t n = 0;
+  if (Status s = q->Each([&] { n = q->Int(0); }); !s.ok()) return s;
+  return n;
 }
 
 Result<std::vector<StoredDecision>> SqliteStore::QueryDecisionLog(const DecisionQuery& dq) {

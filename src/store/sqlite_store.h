@@ -28,10 +28,11 @@
 
 namespace tessera {
 
+// The audit log is read newest first.
 struct AuditQuery {
   std::optional<TimeMs> since;
   std::string principal;  // "" = everyone
-  int64_t after = 0;      // seq: for paging
+  int64_t after = 0;      // seq: the cursor; only older records (0 = from the newest)
   int limit = 100;
 };
 
@@ -105,6 +106,8 @@ class SqliteStore {
   std::shared_future<Status> Flush();
 
   Result<std::vector<AuditEntry>> QueryAudit(const AuditQuery& q);
+  // The records QueryAudit's filters match (the cursor and the limit aside).
+  Result<int64_t> CountAudit(const AuditQuery& q);
   Result<std::vector<StoredDecision>> QueryDecisions(int64_t job);
   // The decision log across jobs, in order.
   Result<std::vector<StoredDecision>> QueryDecisionLog(const DecisionQuery& dq);

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "server/auth.h"
 #include "store/sqlite.h"
@@ -235,6 +236,70 @@ TEST(ControlPlaneNodes, ConfigCordonsAndDownNodesSayWhatTheyAre) {
   ASSERT_EQ(testing::RunTessera("cordon bench-gpu-0001", &out, true, local.CliEnv()), 0) << out;
   EXPECT_EQ(testing::RunTessera("uncordon bench-gpu-0001", &out, true, local.CliEnv()), 0) << out;
   local.Stop();
+  d.Stop();
+  fs::remove_all(dir);
+}
+
+// `get jobs` showed the oldest 1,000 with "next": null, and `audit` the oldest 100, with no word
+// of what was left out. Now both list newest first, with the count of all that match, a cursor
+// to the older page (--after), and a footer saying how many are shown.
+TEST(ControlPlaneLists, JobsAndAuditAreNewestFirstWithACursorAndAFooter) {
+  fs::path dir = FreshDir("lists");
+  DaemonProcess d(dir, kEnterprise);
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http admin(d.url(), d.admin_token());
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 5; ++i) {
+    json job = {{"name", "list-" + std::to_string(i)},
+                {"class", "batch"},
+                {"tenant", "consumer/ads/ctr"},
+                {"runtime", "1h"},
+                {"taskGroups", {{{"name", "w"}, {"count", 1}, {"cpu", 1}, {"memory", "1Gi"}}}}};
+    auto r = admin.Post("/v1/jobs", job.dump());
+    ASSERT_TRUE(r && r->status == 201) << (r ? r->body : "no answer");
+    ids.push_back(Body(r)["id"].get<int64_t>());
+  }
+  json page = Body(admin.Get("/v1/jobs?limit=2"));
+  ASSERT_EQ(page["items"].size(), 2u) << page.dump();
+  EXPECT_EQ(page["items"][0]["id"], ids[4]);
+  EXPECT_EQ(page["items"][1]["id"], ids[3]);
+  EXPECT_EQ(page["total"], 5);
+  EXPECT_EQ(page["next"], ids[3]);
+  json older = Body(admin.Get("/v1/jobs?limit=2&after=" + std::to_string(ids[3])));
+  ASSERT_EQ(older["items"].size(), 2u) << older.dump();
+  EXPECT_EQ(older["items"][0]["id"], ids[2]);
+  EXPECT_EQ(older["total"], 5);
+  json last = Body(admin.Get("/v1/jobs?limit=2&after=" + std::to_string(ids[1])));
+  ASSERT_EQ(last["items"].size(), 1u) << last.dump();
+  EXPECT_TRUE(last["next"].is_null()) << last.dump();
+
+  std::string out;
+  ASSERT_EQ(testing::RunTessera("get jobs --limit 2", &out, true, d.CliEnv()), 0) << out;
+  EXPECT_NE(out.find("list-4"), std::string::npos) << out;
+  EXPECT_EQ(out.find("list-0"), std::string::npos) << out;
+  EXPECT_NE(out.find("2 of 5 shown, newest first; older: --after " + std::to_string(ids[3])),
+            std::string::npos)
+      << out;
+  ASSERT_EQ(testing::RunTessera("get jobs --limit 2 --after " + std::to_string(ids[1]), &out, true,
+                                d.CliEnv()),
+            0)
+      << out;
+  EXPECT_NE(out.find("list-0"), std::string::npos) << out;
+  EXPECT_NE(out.find("1 of 5 shown, newest first\n"), std::string::npos) << out;
+  ASSERT_EQ(testing::RunTessera("get jobs", &out, true, d.CliEnv()), 0) << out;
+  EXPECT_EQ(out.find(" shown"), std::string::npos) << "no footer when all are shown: " << out;
+
+  // The audit log: five submissions, newest first.
+  json audit = Body(admin.Get("/v1/audit?limit=2"));
+  ASSERT_EQ(audit["items"].size(), 2u) << audit.dump();
+  EXPECT_GT(audit["items"][0]["seq"].get<int64_t>(), audit["items"][1]["seq"].get<int64_t>());
+  EXPECT_GE(audit["total"].get<int64_t>(), 5);
+  ASSERT_EQ(testing::RunTessera("audit --limit 2", &out, true, d.CliEnv()), 0) << out;
+  EXPECT_NE(out.find("2 of " + std::to_string(audit["total"].get<int64_t>()) +
+                     " shown, newest first; older: --after " +
+                     std::to_string(audit["items"][1]["seq"].get<int64_t>())),
+            std::string::npos)
+      << out;
   d.Stop();
   fs::remove_all(dir);
 }

@@ -227,7 +227,7 @@ TEST(Serve, AResumedRunKeepsItsProgressAndAGapInTheIdsStaysHidden) {
   EXPECT_EQ(admin.Get("/v1/jobs/9")->status, 404);
   json list = Body(admin.Get("/v1/jobs?limit=100"));
   ASSERT_EQ(list["items"].size(), 9u) << list;
-  EXPECT_EQ(list["items"][8]["id"], 10) << list;
+  EXPECT_EQ(list["items"][0]["id"], 10) << list;  // newest first
   json third = Body(admin.Get("/v1/jobs/3"));
   EXPECT_EQ(third["state"], "running") << third;
   EXPECT_EQ(third["restarts"], 0) << third;
@@ -329,6 +329,12 @@ TEST(Serve, AnIdempotencyKeyMakesARetriedSubmissionOneJob) {
   EXPECT_EQ(second->status, 200);
   EXPECT_EQ(second->get_header_value("Idempotent-Replayed"), "true");
   EXPECT_EQ(Body(first)["id"], Body(second)["id"]);
+  // The same document re-indented (a client that formats its JSON otherwise on the retry) is the
+  // same request: replayed, not refused.
+  auto reindented = admin.Post("/v1/jobs", json::parse(body).dump(4), {{"Idempotency-Key", "k-1"}});
+  ASSERT_TRUE(reindented);
+  EXPECT_EQ(reindented->status, 200) << reindented->body;
+  EXPECT_EQ(Body(reindented)["id"], Body(first)["id"]);
   // The same key with another body is refused, not silently answered with the first job.
   auto other =
       admin.Post("/v1/jobs", JobBody("twice", "consumer/ads/ctr"), {{"Idempotency-Key", "k-1"}});
@@ -595,7 +601,7 @@ TEST(Serve, Kill9DuringASubmissionStormLosesNothingAcknowledged) {
     json page = Body(admin.Get("/v1/jobs?limit=1000&after=" + std::to_string(after)));
     for (const json& j : page["items"])
       present.insert(j["name"].get<std::string>());
-    if (!page.contains("next")) break;
+    if (!page["next"].is_number_integer()) break;  // null on the last (oldest) page
     after = page["next"].get<int64_t>();
   }
   std::printf("kill -9 storm: %zu submissions acknowledged over %d kills, %zu jobs stored\n",
@@ -901,7 +907,7 @@ TEST(Serve, OperatorsCordonAndDrainNodesAndTheHoldSurvivesARestart) {
   ASSERT_EQ(RunTessera("uncordon " + node, &out, true, d.CliEnv(otto)), 0) << out;
   EXPECT_EQ(Body(again.Get("/v1/nodes/" + node))["state"], "ready");
   EXPECT_EQ(again.Get("/v1/nodes/no-such-node")->status, 404);
-  // Every hold is in the audit log, the refused one too.
+  // Every hold is in the audit log, the refused one too (newest first).
   ASSERT_EQ(RunTessera("audit -o json", &out, false, d.CliEnv()), 0);
   json audit = json::parse(out, nullptr, false);
   std::vector<std::pair<std::string, int>> holds;
@@ -909,7 +915,7 @@ TEST(Serve, OperatorsCordonAndDrainNodesAndTheHoldSurvivesARestart) {
     if (a["path"].get<std::string>().find("/v1/nodes/") == 0)
       holds.push_back({a["principal"], a["status"]});
   }
-  std::vector<std::pair<std::string, int>> expected = {{"mia", 403}, {"otto", 200}, {"otto", 200}};
+  std::vector<std::pair<std::string, int>> expected = {{"otto", 200}, {"otto", 200}, {"mia", 403}};
   EXPECT_EQ(holds, expected);
 }
 
