@@ -147,9 +147,7 @@ std::string Daemon::DownReason(uint32_t n) const {
 }
 
 bool Daemon::CordonedInConfig(uint32_t n) const {
-  const CellState& cell = engine_->cell();
-  return n < spec_->nodes.size() && spec_->nodes[n].name == cell.node_name(n) &&
-         spec_->nodes[n].cordoned;
+  return spec_->node(engine_->cell().spec_node(n)).cordoned;
 }
 
 json Daemon::ListNodes(const Caller& caller, const std::string& cluster, int64_t after, int limit,
