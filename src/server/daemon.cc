@@ -485,6 +485,7 @@ Status Daemon::Restore(StoreSnapshot& snap, ResolvedJobs& resolved) {
       gap.id = static_cast<int64_t>(jobs_.size());
       gap.state = "failed";
       gap.reason = "store";
+      ++hidden_rows_;
     }
     jobs_.push_back(std::move(stored));
   }
@@ -935,6 +936,7 @@ Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& bo
     failed.state = "failed";
     failed.reason = "store";
     failed.detail = s.message();
+    ++hidden_rows_;
     if (!idempotency_key.empty())
       by_idempotency_.erase(IdempotencyKey(caller.name, idempotency_key));
     return Unavailable("the store did not accept the job: " + s.message());
@@ -1284,7 +1286,9 @@ std::vector<Gauge> Daemon::Gauges() const {
 Daemon::Counts Daemon::counts() const {
   auto lock = LockView();
   // Accepted jobs the engine's thread has yet to take wait too.
-  return {engine_->pending_count() + inbox_.size(), engine_->running_count(), jobs_.size()};
+  // Rows of submissions the store refused are placeholders nobody sees: not jobs.
+  return {engine_->pending_count() + inbox_.size(), engine_->running_count(),
+          jobs_.size() - hidden_rows_};
 }
 
 }  // namespace tessera

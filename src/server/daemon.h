@@ -412,9 +412,10 @@ class Daemon {
     int64_t id;  // the job's row
     Job job;     // parsed against spec_
   };
-  std::vector<Arrival> inbox_;                   // accepted, not yet in the engine
-  std::vector<StoredJob> jobs_;                  // by id - 1
-  std::vector<int64_t> by_engine_;               // engine JobId -> store id
+  std::vector<Arrival> inbox_;      // accepted, not yet in the engine
+  std::vector<StoredJob> jobs_;     // by id - 1
+  size_t hidden_rows_ = 0;          // under mu_: rows of jobs_ the store refused (reason "store")
+  std::vector<int64_t> by_engine_;  // engine JobId -> store id
   std::vector<std::optional<JobId>> engine_id_;  // by id - 1
   std::vector<int32_t> restart_base_;            // by id - 1: restarts before this process
   // By id - 1: the run generation whose placements the hooks last handed over to be

@@ -228,6 +228,9 @@ TEST(Serve, AResumedRunKeepsItsProgressAndAGapInTheIdsStaysHidden) {
   json list = Body(admin.Get("/v1/jobs?limit=100"));
   ASSERT_EQ(list["items"].size(), 9u) << list;
   EXPECT_EQ(list["items"][0]["id"], 10) << list;  // newest first
+  EXPECT_EQ(list["total"], 9) << list;
+  // /readyz counts the jobs that exist, not the hidden placeholder of the gap.
+  EXPECT_EQ(Body(Http(d.url()).Get("/readyz"))["jobs"], 9);
   json third = Body(admin.Get("/v1/jobs/3"));
   EXPECT_EQ(third["state"], "running") << third;
   EXPECT_EQ(third["restarts"], 0) << third;
