@@ -190,9 +190,12 @@ class Api {
     });
     s.Get("/readyz", [this](const HttpRequest&, HttpResponse& res) {
       Daemon::Counts c = d_.counts();
-      SendJson(
-          res, 200,
-          {{"status", "ready"}, {"jobs", c.total}, {"pending", c.pending}, {"running", c.running}});
+      SendJson(res, 200,
+               {{"status", "ready"},
+                {"jobs", c.total},
+                {"pending", c.pending},
+                {"running", c.running},
+                {"store_degraded", d_.store().degraded()}});
     });
     s.Get("/v1/whoami", [this](const HttpRequest& req, HttpResponse& res) {
       auto caller = Authenticate(req, res);

@@ -285,6 +285,14 @@ Daemon::Daemon(std::shared_ptr<const Spec> spec, std::unique_ptr<SqliteStore> st
   hub.heartbeat = options_.agent_heartbeat;
   hub.lost_after = options_.agent_lost_after;
   agents_ = std::make_unique<AgentHub>(hub, NewToken().substr(4, 12));
+  // Failing writes (a full disk) are an error line naming the store, once; their recovery too.
+  store_->SetHealthLog([this](bool degraded, const std::string& message) {
+    if (degraded) {
+      Log("error", "store writes fail", {{"error", message}});
+    } else {
+      Log("info", "store writes succeed again", nlohmann::json::object());
+    }
+  });
 }
 
 Result<std::unique_ptr<Daemon::Core>> Daemon::MakeCore(std::shared_ptr<const Spec> spec) {
@@ -437,6 +445,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteS
 }
 
 Daemon::~Daemon() {
+  store_->SetHealthLog(nullptr);  // the log goes before the store's last batch
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
@@ -1277,7 +1286,12 @@ std::vector<Gauge> Daemon::Gauges() const {
     replicas.samples.push_back({service + ",state=\"wanted\"", st.wanted});
     load.samples.push_back({service, st.rps});
   }
-  std::vector<Gauge> out = {queue, jobs, capacity, allocated, writes, batches, replicas, load};
+  Gauge degraded{"tessera_store_degraded",
+                 "1 while the store's writes fail (from a failed commit to the next good one).",
+                 {}};
+  degraded.samples.push_back({"", store_->degraded() ? 1.0 : 0.0});
+  std::vector<Gauge> out = {queue,   jobs,     capacity, allocated, writes,
+                            batches, degraded, replicas, load};
   for (Gauge& g : AgentGauges())
     out.push_back(std::move(g));
   return out;

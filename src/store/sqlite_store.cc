@@ -244,9 +244,22 @@ void SqliteStore::WriterLoop() {
       committed_writes_ += batch.size();
       ++batches_;
     }
+    // The store's health changes are told once each way, not at every batch.
+    if (degraded_.exchange(!status.ok()) != !status.ok()) {
+      std::lock_guard<std::mutex> lock(health_mu_);
+      if (health_log_) {
+        health_log_(!status.ok(),
+                    status.ok() ? "" : "store " + writer_db_->path() + ": " + status.message());
+      }
+    }
     for (Pending& p : batch)
       if (p.done) p.done->set_value(status);
   }
+}
+
+void SqliteStore::SetHealthLog(std::function<void(bool, const std::string&)> log) {
+  std::lock_guard<std::mutex> lock(health_mu_);
+  health_log_ = std::move(log);
 }
 
 std::shared_future<Status> SqliteStore::InsertJob(StoredJob j) {

@@ -119,6 +119,13 @@ class SqliteStore {
   // Writes committed so far, and the batches they took.
   uint64_t committed_writes() const { return committed_writes_; }
   uint64_t batches() const { return batches_; }
+  // Whether the last batch failed (a full disk, an I/O error): true from a failed commit until
+  // the next one that succeeds.
+  bool degraded() const { return degraded_; }
+  // Called by the writer thread when writes start failing (degraded, "store PATH: " and the
+  // failure's message) and
+  // when they succeed again (not degraded, ""): the daemon's log. Null = none.
+  void SetHealthLog(std::function<void(bool degraded, const std::string& message)> log);
 
  private:
   struct Statements;
@@ -152,6 +159,9 @@ class SqliteStore {
   bool stopping_ = false;
   std::atomic<uint64_t> committed_writes_{0};
   std::atomic<uint64_t> batches_{0};
+  std::atomic<bool> degraded_{false};
+  std::mutex health_mu_;
+  std::function<void(bool, const std::string&)> health_log_;  // under health_mu_
   std::thread writer_;
 };
 

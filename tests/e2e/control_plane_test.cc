@@ -304,6 +304,72 @@ TEST(ControlPlaneLists, JobsAndAuditAreNewestFirstWithACursorAndAFooter) {
   fs::remove_all(dir);
 }
 
+// A full disk: submissions got 503, but nothing said so in the log, and /readyz counted the
+// refused rows as jobs. Now failing commits are an error line naming the store (one each time
+// writes start failing),
+// /readyz and /metrics say store_degraded, the count is of jobs that exist, and once space
+// returns writes succeed again without a restart (one info line). Needs root for the tmpfs.
+TEST(ControlPlaneStore, AFullDiskIsLoggedCountedTrulyAndRecoveredFromWithoutARestart) {
+  ASSERT_EQ(::geteuid(), 0) << "this test mounts a small tmpfs (CI runs as root)";
+  fs::path dir = FreshDir("full-disk");
+  fs::path mnt = dir / "mnt";
+  fs::create_directories(mnt);
+  ASSERT_EQ(::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=3m"), 0) << "mount a tmpfs";
+  {
+    DaemonProcess d(mnt, kEnterprise);
+    ASSERT_TRUE(d.Start()) << d.log();
+    Http admin(d.url(), d.admin_token());
+    int accepted = 0, refused = 0;
+    for (int i = 0; i < 20000 && refused < 20; ++i) {
+      json job = {{"name", "fill-" + std::to_string(i)},
+                  {"class", "batch"},
+                  {"tenant", "consumer/ads/ctr"},
+                  {"runtime", "10h"},
+                  {"labels", {{"padding", std::string(2000, 'x')}}},
+                  {"taskGroups", {{{"name", "w"}, {"count", 1}, {"cpu", 1}, {"memory", "1Gi"}}}}};
+      auto r = admin.Post("/v1/jobs", job.dump());
+      ASSERT_TRUE(r);
+      if (r->status == 201) {
+        ++accepted;
+      } else {
+        EXPECT_EQ(r->status, 503) << r->body;
+        ++refused;
+      }
+    }
+    ASSERT_GT(refused, 0) << "the disk never filled";
+    json ready = Body(Http(d.url()).Get("/readyz"));
+    EXPECT_EQ(ready["store_degraded"], true) << ready;
+    EXPECT_EQ(ready["jobs"], accepted) << ready;
+    EXPECT_EQ(Body(admin.Get("/v1/jobs?limit=1"))["total"], accepted);
+    EXPECT_NE(admin.Get("/metrics")->body.find("tessera_store_degraded 1"), std::string::npos);
+    // One error line each time writes start failing (on a nearly full disk a small batch may
+    // still fit between two that do not), never one per refused write.
+    const int episodes = Count(d.log(), "store writes fail");
+    EXPECT_GE(episodes, 1) << d.log();
+    EXPECT_LT(episodes, refused + 1) << d.log();
+    EXPECT_NE(d.log().find("\"error\":\"store " + (mnt / "tessera.db").string()), std::string::npos)
+        << d.log();
+    // Space returns: the next submission is accepted, the store is healthy again.
+    ASSERT_EQ(::mount("tmpfs", mnt.c_str(), "tmpfs", MS_REMOUNT, "size=256m"), 0);
+    json job = {{"name", "after"},
+                {"class", "batch"},
+                {"tenant", "consumer/ads/ctr"},
+                {"runtime", "10h"},
+                {"taskGroups", {{{"name", "w"}, {"count", 1}, {"cpu", 1}, {"memory", "1Gi"}}}}};
+    auto r = admin.Post("/v1/jobs", job.dump());
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 201) << r->body;
+    ready = Body(Http(d.url()).Get("/readyz"));
+    EXPECT_EQ(ready["store_degraded"], false) << ready;
+    EXPECT_EQ(ready["jobs"], accepted + 1) << ready;
+    EXPECT_EQ(Count(d.log(), "store writes succeed again"), Count(d.log(), "store writes fail"))
+        << "every episode of failing writes ends: " << d.log();
+    d.Stop();
+  }
+  EXPECT_EQ(::umount(mnt.c_str()), 0);
+  fs::remove_all(dir);
+}
+
 // A second daemon on the store of a running one used to start without a word, and both
 // scheduled; now it exits 2 naming the first, which goes on serving.
 TEST(ControlPlaneStore, ASecondDaemonOnTheSameStoreExitsTwoNamingTheFirst) {

@@ -372,12 +372,28 @@ TEST(SqliteStore, AFailedWriteFailsItsWholeBatchAndWritesNothingOfIt) {
   ASSERT_TRUE(store.ok());
   StoredJob j = JobNamed(1, "a");
   ASSERT_TRUE((*store)->InsertJob(j).get().ok());
+  std::vector<std::pair<bool, std::string>> told;
+  (*store)->SetHealthLog([&](bool degraded, const std::string& message) {
+    told.push_back({degraded, message});
+  });
+  EXPECT_FALSE((*store)->degraded());
   // The same id again violates the primary key.
   Status again = (*store)->InsertJob(j).get();
   EXPECT_FALSE(again.ok());
   auto snap = (*store)->Load();
   ASSERT_TRUE(snap.ok());
   EXPECT_EQ(snap->jobs.size(), 1u);
+  // The failure is told once (with the store's path), the store degraded until a batch commits.
+  EXPECT_TRUE((*store)->degraded());
+  EXPECT_FALSE((*store)->InsertJob(j).get().ok());
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_TRUE(told[0].first);
+  EXPECT_NE(told[0].second.find(path), std::string::npos) << told[0].second;
+  ASSERT_TRUE((*store)->InsertJob(JobNamed(2, "b")).get().ok());
+  EXPECT_FALSE((*store)->degraded());
+  ASSERT_EQ(told.size(), 2u);
+  EXPECT_FALSE(told[1].first);
+  (*store)->SetHealthLog(nullptr);
 }
 
 TEST(SqliteStore, TheLastMomentSeenAliveIsTheLatestMarkOrRecord) {
