@@ -151,6 +151,15 @@ void Submit(const Common& c, const std::string& file, const std::string& key, Ct
   x.code = worst;
 }
 
+// Under a newest-first list that does not show everything: "2 of 5 shown, newest first; older:
+// --after N" (`next`: the cursor of the older page, null when none).
+void ListFooter(int64_t shown, int64_t total, const json& next, std::ostream& out) {
+  if (shown >= total && !next.is_number_integer()) return;
+  out << Thousands(shown) << " of " << Thousands(total) << " shown, newest first";
+  if (next.is_number_integer()) out << "; older: --after " << next.get<int64_t>();
+  out << "\n";
+}
+
 void GetJobs(const Common& c, const std::map<std::string, std::string>& filters, int limit,
              int64_t after, Ctx& x) {
   auto cfg = Config(c, x);
@@ -179,12 +188,7 @@ void GetJobs(const Common& c, const std::map<std::string, std::string>& filters,
   // Newest first; what was left out is said, with the cursor that shows it.
   Print(json{{"items", all}, {"total", total}, {"next", next}}, c.output, x.out, [&] {
     JobTable(all, x.out);
-    if (static_cast<int64_t>(all.size()) < total || next.is_number_integer()) {
-      x.out << Thousands(static_cast<int64_t>(all.size())) << " of " << Thousands(total)
-            << " shown, newest first";
-      if (next.is_number_integer()) x.out << "; older: --after " << next.get<int64_t>();
-      x.out << "\n";
-    }
+    ListFooter(static_cast<int64_t>(all.size()), total, next, x.out);
   });
 }
 
@@ -305,13 +309,8 @@ void Audit(const Common& c, const std::string& since, const std::string& princip
     }
     t.Write(x.out);
     const int64_t shown = static_cast<int64_t>(r.body["items"].size());
-    const int64_t total = r.body.value("total", shown);
-    const json& next = r.body.contains("next") ? r.body["next"] : json(nullptr);
-    if (shown < total || next.is_number_integer()) {
-      x.out << Thousands(shown) << " of " << Thousands(total) << " shown, newest first";
-      if (next.is_number_integer()) x.out << "; older: --after " << next.get<int64_t>();
-      x.out << "\n";
-    }
+    ListFooter(shown, r.body.value("total", shown),
+               r.body.contains("next") ? r.body["next"] : json(nullptr), x.out);
   });
 }
 

@@ -11,6 +11,7 @@
 #include "config/loader.h"
 #include "config/same_fleet.h"
 #include "config/yaml_writer.h"
+#include "testutil/fleet_totals.h"
 
 namespace tessera {
 namespace {
@@ -25,25 +26,6 @@ const std::string kOpenbGpu = kData + "/alibaba-gpu-v2023/openb_node_list_gpu_no
 const std::string kOpenbAll = kData + "/alibaba-gpu-v2023/openb_node_list_all_node.csv";
 const std::string kPai2020 = kData + "/alibaba-gpu-v2020/pai_machine_spec.csv";
 const std::string kSpot2026 = kData + "/alibaba-spot-gpu-v2026/node_info_df.csv";
-
-struct Totals {
-  size_t nodes = 0;
-  size_t cpu_only = 0;
-  size_t devices = 0;
-  std::map<std::string, size_t> per_model;
-};
-
-Totals Count(const Spec& s) {
-  Totals t;
-  t.nodes = s.nodes.size();
-  for (const Node& n : s.nodes) {
-    if (n.devices.empty()) ++t.cpu_only;
-    t.devices += n.devices.size();
-    for (const Device& d : n.devices)
-      ++t.per_model[s.model(d.model).name];
-  }
-  return t;
-}
 
 ImportedFleet MustImport(NodeListFormat format, const std::string& path,
                          const FleetImportOptions& options = {}) {
@@ -63,7 +45,7 @@ void ExpectWritesAndReloads(const ImportedFleet& f) {
 
 TEST(FleetImportTest, OpenbGpuNodes) {
   ImportedFleet f = MustImport(NodeListFormat::kOpenb, kOpenbGpu);
-  Totals t = Count(f.spec);
+  testing::FleetTotals t = testing::CountFleet(f.spec);
   EXPECT_EQ(t.nodes, 304u);  // every 4th node of the 1,213
   EXPECT_EQ(t.cpu_only, 0u);
   EXPECT_EQ(t.devices, 1548u);
@@ -91,7 +73,7 @@ TEST(FleetImportTest, OpenbGpuNodes) {
 
 TEST(FleetImportTest, OpenbAllNodesIncludeCpuOnlyOnes) {
   ImportedFleet f = MustImport(NodeListFormat::kOpenb, kOpenbAll);
-  Totals t = Count(f.spec);
+  testing::FleetTotals t = testing::CountFleet(f.spec);
   EXPECT_EQ(t.nodes, 381u);
   EXPECT_EQ(t.cpu_only, 79u);
   EXPECT_EQ(t.devices, 1542u);
@@ -101,7 +83,7 @@ TEST(FleetImportTest, OpenbAllNodesIncludeCpuOnlyOnes) {
 
 TEST(FleetImportTest, Pai2020) {
   ImportedFleet f = MustImport(NodeListFormat::kPai2020, kPai2020);
-  Totals t = Count(f.spec);
+  testing::FleetTotals t = testing::CountFleet(f.spec);
   EXPECT_EQ(t.nodes, 380u);  // every 5th machine of the 1,897
   EXPECT_EQ(t.cpu_only, 17u);
   EXPECT_EQ(t.devices, 1350u);
@@ -120,7 +102,7 @@ TEST(FleetImportTest, Pai2020) {
 
 TEST(FleetImportTest, Spot2026) {
   ImportedFleet f = MustImport(NodeListFormat::kSpot2026, kSpot2026);
-  Totals t = Count(f.spec);
+  testing::FleetTotals t = testing::CountFleet(f.spec);
   EXPECT_EQ(t.nodes, 428u);  // every 10th node of the 4,278
   EXPECT_EQ(t.cpu_only, 0u);
   EXPECT_EQ(t.devices, 1029u);

@@ -7,35 +7,22 @@
 #include <map>
 
 #include "testutil/data_dir.h"
+#include "testutil/fleet_totals.h"
 
 namespace tessera {
 namespace {
 
-struct Totals {
-  size_t nodes = 0;
-  size_t cpu_only = 0;
-  size_t devices = 0;
-  std::map<std::string, size_t> per_model;
-};
+using testing::FleetTotals;
 
-Totals Import(NodeListFormat format, const std::string& path) {
-  Totals t;
+FleetTotals Import(NodeListFormat format, const std::string& path) {
   auto f = ImportNodeListFile(format, path, {});
   EXPECT_TRUE(f.ok()) << f.status().ToString();
-  if (!f.ok()) return t;
-  t.nodes = f->spec.nodes.size();
-  for (const Node& n : f->spec.nodes) {
-    if (n.devices.empty()) ++t.cpu_only;
-    t.devices += n.devices.size();
-    for (const Device& d : n.devices)
-      ++t.per_model[f->spec.model(d.model).name];
-  }
-  return t;
+  return f.ok() ? testing::CountFleet(f->spec) : FleetTotals{};
 }
 
 TEST(DataFleetImport, OpenbNodeLists) {
   TESSERA_WHOLE_DATA_OR_FAIL(data);
-  Totals gpu =
+  FleetTotals gpu =
       Import(NodeListFormat::kOpenb, data + "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv");
   EXPECT_EQ(gpu.nodes, 1213u);
   EXPECT_EQ(gpu.cpu_only, 0u);
@@ -47,7 +34,7 @@ TEST(DataFleetImport, OpenbNodeLists) {
                                                           {"T4", 842},
                                                           {"V100M16", 195},
                                                           {"V100M32", 204}}));
-  Totals all =
+  FleetTotals all =
       Import(NodeListFormat::kOpenb, data + "/alibaba-gpu-v2023/openb_node_list_all_node.csv");
   EXPECT_EQ(all.nodes, 1523u);
   EXPECT_EQ(all.cpu_only, 310u);
@@ -57,7 +44,8 @@ TEST(DataFleetImport, OpenbNodeLists) {
 
 TEST(DataFleetImport, Pai2020MachineSpec) {
   TESSERA_WHOLE_DATA_OR_FAIL(data);
-  Totals t = Import(NodeListFormat::kPai2020, data + "/alibaba-gpu-v2020/pai_machine_spec.csv");
+  FleetTotals t =
+      Import(NodeListFormat::kPai2020, data + "/alibaba-gpu-v2020/pai_machine_spec.csv");
   EXPECT_EQ(t.nodes, 1897u);
   EXPECT_EQ(t.cpu_only, 83u);
   EXPECT_EQ(t.devices, 6742u);
@@ -68,7 +56,8 @@ TEST(DataFleetImport, Pai2020MachineSpec) {
 
 TEST(DataFleetImport, Spot2026NodeInfo) {
   TESSERA_WHOLE_DATA_OR_FAIL(data);
-  Totals t = Import(NodeListFormat::kSpot2026, data + "/alibaba-spot-gpu-v2026/node_info_df.csv");
+  FleetTotals t =
+      Import(NodeListFormat::kSpot2026, data + "/alibaba-spot-gpu-v2026/node_info_df.csv");
   EXPECT_EQ(t.nodes, 4278u);
   EXPECT_EQ(t.cpu_only, 0u);
   EXPECT_EQ(t.devices, 10412u);

@@ -35,13 +35,6 @@ using testing::TokenOf;
 const std::string kLocal = std::string(TESSERA_SOURCE_DIR) + "/examples/local";
 const char* kNodes[] = {"bench-gpu-0000", "bench-gpu-0001", "bench-gpu-0002"};
 
-int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-    ++n;
-  return n;
-}
-
 class AgentsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -288,8 +281,8 @@ TEST_F(AgentsTest, ADaemonKilledWhileTasksRunAdoptsThemAndStartsNoneTwice) {
       if (f.path().filename().string().rfind(std::to_string(id) + ".", 0) != 0) continue;
       ++logs;
       std::string text = ReadText(f.path());
-      EXPECT_EQ(Count(text, "start task="), 1) << f.path() << ": " << text;
-      EXPECT_EQ(Count(text, "done"), 1) << f.path() << ": " << text;
+      EXPECT_EQ(testing::CountOf(text, "start task="), 1) << f.path() << ": " << text;
+      EXPECT_EQ(testing::CountOf(text, "done"), 1) << f.path() << ": " << text;
     }
   }
   EXPECT_EQ(logs, 2);

@@ -38,13 +38,6 @@ using testing::TokenOf;
 const std::string kEnterprise = std::string(TESSERA_SOURCE_DIR) + "/examples/enterprise";
 const std::string kLocal = std::string(TESSERA_SOURCE_DIR) + "/examples/local";
 
-int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-    ++n;
-  return n;
-}
-
 // An agent principal without a node could sync every node: read other nodes' task commands
 // and environments, mark their jobs succeeded, make the daemon requeue their gangs. Now every
 // agent credential is bound to one node: an unbound one cannot be created, one left in an old
@@ -111,7 +104,7 @@ TEST(ControlPlaneAgents, AnAgentCredentialActsForItsOwnNodeOnly) {
               std::string::npos)
         << r->body;
   }
-  EXPECT_EQ(Count(daemon->log(), "agent refused: its principal is bound to no node"), 1)
+  EXPECT_EQ(testing::CountOf(daemon->log(), "agent refused: its principal is bound to no node"), 1)
       << daemon->log();
   r = admin.Post("/v1/principals/old-agents/tokens", "{}");
   EXPECT_EQ(r->status, 400) << r->body;
@@ -344,7 +337,7 @@ TEST(ControlPlaneStore, AFullDiskIsLoggedCountedTrulyAndRecoveredFromWithoutARes
     EXPECT_NE(admin.Get("/metrics")->body.find("tessera_store_degraded 1"), std::string::npos);
     // One error line each time writes start failing (on a nearly full disk a small batch may
     // still fit between two that do not), never one per refused write.
-    const int episodes = Count(d.log(), "store writes fail");
+    const int episodes = testing::CountOf(d.log(), "store writes fail");
     EXPECT_GE(episodes, 1) << d.log();
     EXPECT_LT(episodes, refused + 1) << d.log();
     EXPECT_NE(d.log().find("\"error\":\"store " + (mnt / "tessera.db").string()), std::string::npos)
@@ -362,7 +355,8 @@ TEST(ControlPlaneStore, AFullDiskIsLoggedCountedTrulyAndRecoveredFromWithoutARes
     ready = Body(Http(d.url()).Get("/readyz"));
     EXPECT_EQ(ready["store_degraded"], false) << ready;
     EXPECT_EQ(ready["jobs"], accepted + 1) << ready;
-    EXPECT_EQ(Count(d.log(), "store writes succeed again"), Count(d.log(), "store writes fail"))
+    EXPECT_EQ(testing::CountOf(d.log(), "store writes succeed again"),
+              testing::CountOf(d.log(), "store writes fail"))
         << "every episode of failing writes ends: " << d.log();
     d.Stop();
   }

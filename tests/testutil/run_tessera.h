@@ -16,6 +16,9 @@ int RunTessera(const std::string& args, std::string* out, bool with_stderr = tru
 // when it did not exit).
 int RunShell(const std::string& command, std::string* out);
 
+// How many times `what` occurs in `text` (log lines, output).
+int CountOf(const std::string& text, const std::string& what);
+
 // The whole file's bytes; empty when it cannot be read.
 std::string ReadText(const std::filesystem::path& path);
 
