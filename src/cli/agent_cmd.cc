@@ -21,9 +21,10 @@
 #include "common/quantity.h"
 
 namespace tessera::cli {
-namespace {
 
 using json = nlohmann::ordered_json;
+
+namespace {
 
 struct AgentArgs {
   Common common;

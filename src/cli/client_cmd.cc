@@ -20,9 +20,10 @@
 #include "config/yaml_json.h"
 
 namespace tessera::cli {
-namespace {
 
 using json = nlohmann::ordered_json;
+
+namespace {
 
 std::string Why(const json& job) {
   std::string state = Str(job, "state");

@@ -5,9 +5,10 @@
 #include "cli/output.h"
 
 namespace tessera::cli {
-namespace {
 
 using json = nlohmann::ordered_json;
+
+namespace {
 
 void GetDecisions(const Common& c, const std::string& since, const std::string& kind, int limit,
                   Ctx& x) {

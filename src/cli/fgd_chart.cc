@@ -16,8 +16,6 @@
 namespace tessera::cli {
 namespace {
 
-using json = nlohmann::json;
-
 const char* const kCurves[] = {"allo", "frag", "frag_ratio"};
 
 double Median(std::vector<double> v) {
@@ -28,8 +26,8 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-json Number(double v) {
-  return std::isnan(v) ? json(nullptr) : json(std::round(v * 1000) / 1000);
+nlohmann::json Number(double v) {
+  return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(std::round(v * 1000) / 1000);
 }
 
 std::vector<double>* CurveOf(FgdRun& r, const std::string& key) {
@@ -39,11 +37,12 @@ std::vector<double>* CurveOf(FgdRun& r, const std::string& key) {
 }
 
 // {"policy": {"median": [...], "lo": [...], "hi": [...]}} for one curve, over the seeds.
-json Series(const std::vector<std::string>& policies, const std::vector<FgdRun>& runs,
-            const std::string& key) {
-  json out = json::object();
+nlohmann::json Series(const std::vector<std::string>& policies, const std::vector<FgdRun>& runs,
+                      const std::string& key) {
+  nlohmann::json out = nlohmann::json::object();
   for (const std::string& p : policies) {
-    json median = json::array(), lo = json::array(), hi = json::array();
+    nlohmann::json median = nlohmann::json::array(), lo = nlohmann::json::array(),
+                   hi = nlohmann::json::array();
     for (int x = 0; x < kFgdCurvePoints; ++x) {
       std::vector<double> at;
       for (const FgdRun& r : runs) {
@@ -52,8 +51,10 @@ json Series(const std::vector<std::string>& policies, const std::vector<FgdRun>&
         if (!std::isnan(v)) at.push_back(v);
       }
       median.push_back(Number(Median(at)));
-      lo.push_back(at.empty() ? json(nullptr) : Number(*std::min_element(at.begin(), at.end())));
-      hi.push_back(at.empty() ? json(nullptr) : Number(*std::max_element(at.begin(), at.end())));
+      lo.push_back(at.empty() ? nlohmann::json(nullptr)
+                              : Number(*std::min_element(at.begin(), at.end())));
+      hi.push_back(at.empty() ? nlohmann::json(nullptr)
+                              : Number(*std::max_element(at.begin(), at.end())));
     }
     out[p] = {{"median", median}, {"lo", lo}, {"hi", hi}};
   }
@@ -128,11 +129,11 @@ Result<PublishedCurves> ReadPublishedCurves(const std::string& dir, const std::s
 Status WriteFgdChart(const std::string& path, const FgdChartInput& in) {
   auto chart_js = ReadChartJs();
   if (!chart_js.ok()) return chart_js.status();
-  json data = {{"workload", in.workload}};
+  nlohmann::json data = {{"workload", in.workload}};
   for (const char* key : kCurves) {
-    json entry = {{"policies", Series(in.policies, *in.runs, key)}};
+    nlohmann::json entry = {{"policies", Series(in.policies, *in.runs, key)}};
     if (in.published) {
-      json published = json::array();
+      nlohmann::json published = nlohmann::json::array();
       for (double v : in.published->median.at(key))
         published.push_back(Number(v));
       entry["published"] = published;

@@ -5,9 +5,10 @@
 #include "cli/output.h"
 
 namespace tessera::cli {
-namespace {
 
 using json = nlohmann::ordered_json;
+
+namespace {
 
 double Units(Milli v) {
   return static_cast<double>(v) / 1000.0;

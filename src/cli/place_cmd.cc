@@ -20,9 +20,10 @@
 #include "sched/scorer.h"
 
 namespace tessera::cli {
-namespace {
 
 using json = nlohmann::ordered_json;
+
+namespace {
 
 struct PlaceArgs {
   std::vector<std::string> fleet;

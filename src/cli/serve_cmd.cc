@@ -22,9 +22,10 @@
 #include "server/daemon.h"
 
 namespace tessera::cli {
-namespace {
 
 using json = nlohmann::ordered_json;
+
+namespace {
 
 struct ServeArgs {
   std::vector<std::string> config;

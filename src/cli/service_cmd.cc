@@ -7,9 +7,10 @@
 #include "cli/output.h"
 
 namespace tessera::cli {
-namespace {
 
 using json = nlohmann::ordered_json;
+
+namespace {
 
 std::string Replicas(const json& v) {
   const json& r = v["replicas"];

@@ -12,9 +12,10 @@
 #include "sim/compare.h"
 
 namespace tessera::cli {
-namespace {
 
 using json = nlohmann::ordered_json;
+
+namespace {
 namespace fs = std::filesystem;
 
 struct SimCompareArgs {

@@ -23,9 +23,10 @@
 #include "sim/sim_run.h"
 
 namespace tessera::cli {
-namespace {
 
 using json = nlohmann::ordered_json;
+
+namespace {
 
 struct SimRunArgs {
   std::vector<std::string> fleet;

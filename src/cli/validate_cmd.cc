@@ -9,9 +9,10 @@
 #include "config/yaml_json.h"
 
 namespace tessera::cli {
-namespace {
 
 using json = nlohmann::ordered_json;
+
+namespace {
 
 json Counts(const Spec& s) {
   int64_t devices = 0;

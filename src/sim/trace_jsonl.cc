@@ -9,8 +9,6 @@
 namespace tessera {
 namespace {
 
-using json = nlohmann::json;
-
 class LineError {
  public:
   LineError(const std::string& file, int line)
@@ -23,21 +21,21 @@ class LineError {
   std::string prefix_;
 };
 
-Status CheckKeys(const json& obj, const std::set<std::string>& known, const std::string& where,
-                 const LineError& err) {
+Status CheckKeys(const nlohmann::json& obj, const std::set<std::string>& known,
+                 const std::string& where, const LineError& err) {
   for (const auto& [k, v] : obj.items()) {
     if (!known.count(k)) return err(where + k, "unknown field");
   }
   return Status::Ok();
 }
 
-Result<double> Seconds(const json& obj, const char* key, const std::string& where,
+Result<double> Seconds(const nlohmann::json& obj, const char* key, const std::string& where,
                        const LineError& err, bool required, double fallback = 0) {
   if (!obj.contains(key)) {
     if (required) return err(where + key, "required (seconds)");
     return fallback;
   }
-  const json& v = obj[key];
+  const nlohmann::json& v = obj[key];
   if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 ||
       v.get<double>() > 1e11) {
     return err(where + key, "expected a number of seconds >= 0");
@@ -45,7 +43,7 @@ Result<double> Seconds(const json& obj, const char* key, const std::string& wher
   return v.get<double>();
 }
 
-Result<TraceJob> ParseLine(const Spec& spec, const json& o, const LineError& err,
+Result<TraceJob> ParseLine(const Spec& spec, const nlohmann::json& o, const LineError& err,
                            const ImportOptions& options) {
   if (!o.is_object()) return err("", "expected a JSON object");
   TESSERA_RETURN_IF_ERROR(
@@ -117,7 +115,7 @@ Result<TraceJob> ParseLine(const Spec& spec, const json& o, const LineError& err
   if (!o.contains("tasks") || !o["tasks"].is_array() || o["tasks"].empty())
     return err("tasks", "required, a non-empty list of task groups");
   for (size_t i = 0; i < o["tasks"].size(); ++i) {
-    const json& t = o["tasks"][i];
+    const nlohmann::json& t = o["tasks"][i];
     std::string where = "tasks[" + std::to_string(i) + "].";
     if (!t.is_object()) return err(where, "expected an object");
     TESSERA_RETURN_IF_ERROR(CheckKeys(
@@ -179,7 +177,7 @@ Result<TraceJob> ParseLine(const Spec& spec, const json& o, const LineError& err
   }
   job.gang.require = TopologyLevel::kCluster;
   if (o.contains("gang")) {
-    const json& g = o["gang"];
+    const nlohmann::json& g = o["gang"];
     if (!g.is_object()) return err("gang", "expected an object");
     TESSERA_RETURN_IF_ERROR(CheckKeys(g, {"require", "prefer"}, "gang.", err));
     for (const char* key : {"require", "prefer"}) {
@@ -207,7 +205,7 @@ Result<Workload> ParseJsonlJobs(const Spec& spec, const std::string& name, std::
   std::string_view line;
   while (lines.Next(&line)) {
     LineError err(name, lines.line_no());
-    json o = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    nlohmann::json o = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     Result<TraceJob> job = o.is_discarded() ? Result<TraceJob>(err("", "not valid JSON"))
                                             : ParseLine(spec, o, err, options);
     if (job.ok() && !names.insert(job->job.name).second)

@@ -32,7 +32,7 @@ using testing::ReadText;
 using testing::RunTessera;
 using testing::TokenOf;
 
-const std::string kLocal = std::string(TESSERA_SOURCE_DIR) + "/examples/local";
+using testing::kLocal;
 const char* kNodes[] = {"bench-gpu-0000", "bench-gpu-0001", "bench-gpu-0002"};
 
 class AgentsTest : public ::testing::Test {

@@ -17,20 +17,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
-int Tessera(const std::string& args, std::string* out) {
-  return testing::RunTessera(args, out);
-}
+using testing::RunTessera;
 
 TEST(Cli, AnUnknownVerbIsNamedWithTheClosestOne) {
   std::string text;
-  EXPECT_EQ(Tessera("valdate examples/small", &text), 2);
+  EXPECT_EQ(RunTessera("valdate examples/small", &text), 2);
   EXPECT_NE(text.find("unknown command 'valdate' (did you mean 'validate'?)"), std::string::npos)
       << text;
-  EXPECT_EQ(Tessera("completon bash", &text), 2);
+  EXPECT_EQ(RunTessera("completon bash", &text), 2);
   EXPECT_NE(text.find("unknown command 'completon' (did you mean 'completion'?)"),
             std::string::npos)
       << text;
-  EXPECT_EQ(Tessera("-v", &text), 2);
+  EXPECT_EQ(RunTessera("-v", &text), 2);
   EXPECT_NE(text.find("unknown flag '-v'"), std::string::npos) << text;
 }
 
@@ -69,24 +67,24 @@ TEST(Cli, TheAgentsBadFlagsAreErrorsBeforeItStarts) {
             2);
   EXPECT_NE(text.find("--token-file /nonexistent/t: No such file or directory"), std::string::npos)
       << text;
-  EXPECT_EQ(Tessera("logs", &text), 2);
+  EXPECT_EQ(RunTessera("logs", &text), 2);
 }
 
 TEST(Cli, HelpIsAVerbToo) {
   std::string text;
-  EXPECT_EQ(Tessera("help", &text), 0);
+  EXPECT_EQ(RunTessera("help", &text), 0);
   EXPECT_NE(text.find("validate"), std::string::npos) << text;
-  EXPECT_EQ(Tessera("help sim", &text), 0);
+  EXPECT_EQ(RunTessera("help sim", &text), 0);
   EXPECT_NE(text.find("fgd"), std::string::npos) << text;
   EXPECT_NE(text.find("run"), std::string::npos) << text;
 }
 
 TEST(Cli, ErrorsPointToTheSubcommandsOwnHelp) {
   std::string text;
-  EXPECT_EQ(Tessera("sim run --fleet examples/small", &text), 2);
+  EXPECT_EQ(RunTessera("sim run --fleet examples/small", &text), 2);
   EXPECT_NE(text.find("--format is required"), std::string::npos) << text;
   EXPECT_NE(text.find("Run 'tessera sim run --help'"), std::string::npos) << text;
-  EXPECT_EQ(Tessera("sim fgd --threads 1 --threads 2 --nodes a --pods b --out c", &text), 2);
+  EXPECT_EQ(RunTessera("sim fgd --threads 1 --threads 2 --nodes a --pods b --out c", &text), 2);
   EXPECT_NE(text.find("--threads: given more than once"), std::string::npos) << text;
   EXPECT_NE(text.find("Run 'tessera sim fgd --help'"), std::string::npos) << text;
 }
@@ -94,12 +92,12 @@ TEST(Cli, ErrorsPointToTheSubcommandsOwnHelp) {
 // Missing arguments are named as the usage line names them, never by internal names.
 TEST(Cli, MissingArgumentsAreNamedAsInTheUsage) {
   std::string text;
-  EXPECT_EQ(Tessera("validate", &text), 2);
+  EXPECT_EQ(RunTessera("validate", &text), 2);
   EXPECT_NE(text.find("FILE_OR_DIR is required"), std::string::npos) << text;
   EXPECT_EQ(text.find("files"), std::string::npos) << text;
-  EXPECT_EQ(Tessera("fleet import --format openb", &text), 2);
+  EXPECT_EQ(RunTessera("fleet import --format openb", &text), 2);
   EXPECT_NE(text.find("CSV is required"), std::string::npos) << text;
-  EXPECT_EQ(Tessera("sim fgd --nodes a --pods b --out c --threads 1 --threads 2", &text), 2);
+  EXPECT_EQ(RunTessera("sim fgd --nodes a --pods b --out c --threads 1 --threads 2", &text), 2);
   EXPECT_NE(text.find("--threads: given more than once; give it once"), std::string::npos) << text;
 }
 
@@ -108,7 +106,7 @@ TEST(Cli, DashOIsAlwaysTheFormat) {
   std::string text;
   const std::string csv =
       std::string(TESSERA_TEST_DATA) + "/alibaba-gpu-v2023/openb_node_list_gpu_node.csv";
-  EXPECT_EQ(Tessera("fleet import --format openb " + csv + " -o json", &text), 2);
+  EXPECT_EQ(RunTessera("fleet import --format openb " + csv + " -o json", &text), 2);
   EXPECT_NE(text.find("--output: json not in {yaml}"), std::string::npos) << text;
   EXPECT_FALSE(std::ifstream("json").good()) << "a file named json was written";
   std::string yaml;
@@ -186,17 +184,17 @@ TEST(Cli, ShellCompletionForBashAndZsh) {
 // limit (common/file.h), with exit 2 — never an exhausted memory and an abort.
 TEST(Cli, InputsBeyondTheirSizeLimitAreErrorsNotCrashes) {
   std::string text;
-  EXPECT_EQ(Tessera("validate /dev/zero", &text), 2);
+  EXPECT_EQ(RunTessera("validate /dev/zero", &text), 2);
   EXPECT_NE(text.find("/dev/zero: larger than 64 MiB, the limit for this kind of input"),
             std::string::npos)
       << text;
-  EXPECT_EQ(Tessera("sim fgd --nodes /dev/zero --pods /dev/zero --out /tmp/tessera-zero", &text),
+  EXPECT_EQ(RunTessera("sim fgd --nodes /dev/zero --pods /dev/zero --out /tmp/tessera-zero", &text),
             2);
   EXPECT_NE(text.find("/dev/zero: larger than 256 MiB"), std::string::npos) << text;
-  EXPECT_EQ(Tessera("sim run --fleet " + std::string(TESSERA_SOURCE_DIR) +
-                        "/examples/small --format jsonl --workload /dev/zero --out "
-                        "/tmp/tessera-zero",
-                    &text),
+  EXPECT_EQ(RunTessera("sim run --fleet " + std::string(TESSERA_SOURCE_DIR) +
+                           "/examples/small --format jsonl --workload /dev/zero --out "
+                           "/tmp/tessera-zero",
+                       &text),
             2);
   EXPECT_NE(text.find("/dev/zero: larger than 256 MiB"), std::string::npos) << text;
 }

@@ -35,8 +35,8 @@ using testing::FreshDir;
 using testing::Http;
 using testing::TokenOf;
 
-const std::string kEnterprise = std::string(TESSERA_SOURCE_DIR) + "/examples/enterprise";
-const std::string kLocal = std::string(TESSERA_SOURCE_DIR) + "/examples/local";
+using testing::kEnterprise;
+using testing::kLocal;
 
 // An agent principal without a node could sync every node: read other nodes' task commands
 // and environments, mark their jobs succeeded, make the daemon requeue their gangs. Now every

@@ -17,7 +17,7 @@ namespace tessera {
 namespace {
 
 namespace fs = std::filesystem;
-const fs::path kRoot = TESSERA_SOURCE_DIR;
+using testing::kSourceRoot;
 
 std::string Slug(const std::string& heading) {
   std::string slug;
@@ -48,8 +48,8 @@ std::set<std::string> Anchors(const fs::path& file) {
 }
 
 TEST(DocsLinks, EveryRelativeLinkAndAnchorResolves) {
-  std::vector<fs::path> pages = {kRoot / "README.md", kRoot / "examples" / "README.md"};
-  for (const auto& e : fs::recursive_directory_iterator(kRoot / "docs"))
+  std::vector<fs::path> pages = {kSourceRoot / "README.md", kSourceRoot / "examples" / "README.md"};
+  for (const auto& e : fs::recursive_directory_iterator(kSourceRoot / "docs"))
     if (e.path().extension() == ".md") pages.push_back(e.path());
   const std::regex link(R"(\]\(([^)\s]+)\))");
   int checked = 0;

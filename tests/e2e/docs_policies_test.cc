@@ -17,7 +17,7 @@ namespace tessera {
 namespace {
 
 namespace fs = std::filesystem;
-const fs::path kRoot = TESSERA_SOURCE_DIR;
+using testing::kSourceRoot;
 
 // The first ```yaml block of a page.
 std::string FirstYaml(const std::string& page) {
@@ -38,14 +38,14 @@ std::string Indent(const std::string& text) {
 }
 
 TEST(DocsPolicies, EveryPagesExampleLoadsOnTheEnterpriseFleet) {
-  const fs::path example = kRoot / "examples" / "enterprise";
+  const fs::path example = kSourceRoot / "examples" / "enterprise";
   const std::string policies = testing::ReadText(example / "policies.yaml");
   const size_t rules = policies.find("\npolicies:");
   ASSERT_NE(rules, std::string::npos);
   const std::set<std::string> kinds = {"constrain",   "weights",  "preemption", "burst",
                                        "reservation", "fallback", "idleReclaim"};
   std::set<std::string> seen;
-  for (const auto& entry : fs::directory_iterator(kRoot / "docs" / "policies")) {
+  for (const auto& entry : fs::directory_iterator(kSourceRoot / "docs" / "policies")) {
     const std::string snippet = FirstYaml(testing::ReadText(entry.path()));
     ASSERT_FALSE(snippet.empty()) << entry.path();
     std::vector<SourceText> sources;

@@ -19,7 +19,8 @@ struct Output {
   std::string text;
 };
 
-Output RunTessera(const std::string& args) {
+// stdout alone (the command's stderr dropped).
+Output RunQuiet(const std::string& args) {
   Output out{0, ""};
   out.code = testing::RunTessera(args, &out.text, /*with_stderr=*/false);
   return out;
@@ -94,15 +95,15 @@ TEST(Examples, EnterpriseMeetsTheFoundationBrief) {
 
 TEST(MainJob, ValidateAndFleetViewThroughTheBinary) {
   std::string dir = (kExamples / "enterprise").string();
-  Output v = RunTessera("validate " + dir);
+  Output v = RunQuiet("validate " + dir);
   EXPECT_EQ(v.code, 0);
   EXPECT_EQ(v.text.rfind("ok: ", 0), 0u) << v.text;
 
-  Output table = RunTessera("fleet " + dir);
+  Output table = RunQuiet("fleet " + dir);
   EXPECT_EQ(table.code, 0);
   EXPECT_NE(table.text.find("Largest gang"), std::string::npos);
 
-  Output j = RunTessera("fleet " + dir + " -o json");
+  Output j = RunQuiet("fleet " + dir + " -o json");
   ASSERT_EQ(j.code, 0);
   auto doc = nlohmann::json::parse(j.text);
   LoadResult r = LoadSpecFiles({dir});
@@ -118,15 +119,15 @@ TEST(MainJob, ValidateAndFleetViewThroughTheBinary) {
   EXPECT_EQ(by_model, devices);
   EXPECT_EQ(doc["clusters"].size(), r.spec->clusters.size());
 
-  Output y = RunTessera("fleet " + dir + " -o yaml");
+  Output y = RunQuiet("fleet " + dir + " -o yaml");
   EXPECT_EQ(y.code, 0);
   EXPECT_NE(y.text.find("devicesByModel:"), std::string::npos);
 }
 
 TEST(MainJob, BadInputExitsTwo) {
-  EXPECT_EQ(RunTessera("validate /nonexistent.yaml").code, 2);
-  EXPECT_EQ(RunTessera("fleet " + (kExamples / "enterprise").string() + " -o xml").code, 2);
-  EXPECT_EQ(RunTessera("no-such-command").code, 2);
+  EXPECT_EQ(RunQuiet("validate /nonexistent.yaml").code, 2);
+  EXPECT_EQ(RunQuiet("fleet " + (kExamples / "enterprise").string() + " -o xml").code, 2);
+  EXPECT_EQ(RunQuiet("no-such-command").code, 2);
 }
 
 }  // namespace

@@ -19,12 +19,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-int Tessera(const std::string& args, std::string* out) {
-  return testing::RunTessera(args, out);
-}
+using testing::RunTessera;
 
 const std::string kSmall = std::string(TESSERA_SOURCE_DIR) + "/examples/small/fleet.yaml";
-const std::string kEnterprise = std::string(TESSERA_SOURCE_DIR) + "/examples/enterprise";
+using testing::kEnterprise;
 
 // `-o json` prints one object per line.
 std::vector<nlohmann::json> Rows(const std::string& out) {
@@ -37,7 +35,8 @@ std::vector<nlohmann::json> Rows(const std::string& out) {
 
 TEST(Place, JsonNamesClusterNodeAndDevicesPerTask) {
   std::string out;
-  ASSERT_EQ(Tessera("place --fleet " + kSmall + " --jobs " + kSmall + " -o json", &out), 0) << out;
+  ASSERT_EQ(RunTessera("place --fleet " + kSmall + " --jobs " + kSmall + " -o json", &out), 0)
+      << out;
   auto rows = Rows(out);
   ASSERT_EQ(rows.size(), 2u);  // hello-train: 2 workers of 8 A100, gang within one leaf
   std::set<std::string> nodes;
@@ -55,7 +54,7 @@ TEST(Place, JsonNamesClusterNodeAndDevicesPerTask) {
   // Both nodes under one leaf: train-gpu-0000/0001 or 0002/0003.
   EXPECT_TRUE(nodes == std::set<std::string>({"train-gpu-0000", "train-gpu-0001"}) ||
               nodes == std::set<std::string>({"train-gpu-0002", "train-gpu-0003"}));
-  ASSERT_EQ(Tessera("place --fleet " + kSmall + " --jobs " + kSmall, &out), 0);
+  ASSERT_EQ(RunTessera("place --fleet " + kSmall + " --jobs " + kSmall, &out), 0);
   EXPECT_NE(out.find("hello-train  worker-0  placed"), std::string::npos) << out;
   EXPECT_NE(out.find("STATUS"), std::string::npos) << out;
   EXPECT_NE(out.find("2 task(s) placed, 0 pending or infeasible"), std::string::npos) << out;
@@ -75,7 +74,8 @@ TEST(Place, AGangTooBigForItsLeafIsPendingWithReasons) {
 )";
   std::string out;
   // The small example's own job is loaded too (same file as the fleet): 4 gangs, 2 leaves.
-  ASSERT_EQ(Tessera("place --fleet " + kSmall + " --jobs " + jobs.string() + " -o json", &out), 3)
+  ASSERT_EQ(RunTessera("place --fleet " + kSmall + " --jobs " + jobs.string() + " -o json", &out),
+            3)
       << out;
   auto rows = Rows(out);
   int pending = 0;
@@ -89,7 +89,7 @@ TEST(Place, AGangTooBigForItsLeafIsPendingWithReasons) {
   EXPECT_EQ(pending, 4);  // two gangs of two tasks
   EXPECT_NE(out.find("4 task(s) placed, 4 pending or infeasible"), std::string::npos) << out;
   // The table says the same with a STATUS and a REASON.
-  ASSERT_EQ(Tessera("place --fleet " + kSmall + " --jobs " + jobs.string(), &out), 3) << out;
+  ASSERT_EQ(RunTessera("place --fleet " + kSmall + " --jobs " + jobs.string(), &out), 3) << out;
   EXPECT_NE(out.find("c            w-1       pending"), std::string::npos) << out;
   EXPECT_NE(out.find("no leaf holds the gang's 16 free devices"), std::string::npos) << out;
   fs::remove(jobs);
@@ -109,7 +109,8 @@ TEST(Place, RowsSayWhetherThePreferredLevelWasMet) {
      taskGroups: [{name: w, count: 3, cpu: 8, memory: 64Gi, devices: {count: 4, models: [A100]}}]}
 )";
   std::string out;
-  ASSERT_EQ(Tessera("place --fleet " + kSmall + " --jobs " + jobs.string() + " -o json", &out), 0)
+  ASSERT_EQ(RunTessera("place --fleet " + kSmall + " --jobs " + jobs.string() + " -o json", &out),
+            0)
       << out;
   std::map<std::string, std::set<bool>> met;
   std::map<std::string, std::set<std::string>> levels;
@@ -130,8 +131,8 @@ TEST(Place, RowsSayWhetherThePreferredLevelWasMet) {
 // kept, dedicated clusters before shared before elastic, the fastest model of a tier first.
 TEST(Place, EnterpriseJobsKeepTheirRulesTiersAndSpeeds) {
   std::string out;
-  ASSERT_EQ(Tessera("place --fleet " + kEnterprise + " --jobs " + kEnterprise + " -o json", &out),
-            0)
+  ASSERT_EQ(
+      RunTessera("place --fleet " + kEnterprise + " --jobs " + kEnterprise + " -o json", &out), 0)
       << out.substr(0, 2000);
   auto rows = Rows(out);
   ASSERT_EQ(rows.size(), 366u);
@@ -188,7 +189,7 @@ TEST(Place, AJobItsRulesExcludeEverywhereIsInfeasibleNamingTheRule) {
   std::string files = kEnterprise + "/catalog.yaml " + kEnterprise + "/regions.yaml " +
                       kEnterprise + "/datasets.yaml " + kEnterprise + "/tenants.yaml " +
                       kEnterprise + "/policies.yaml " + kEnterprise + "/clusters-*.yaml";
-  ASSERT_EQ(Tessera("place --fleet " + files + " --jobs " + jobs.string() + " -o json", &out), 3)
+  ASSERT_EQ(RunTessera("place --fleet " + files + " --jobs " + jobs.string() + " -o json", &out), 3)
       << out;
   auto rows = Rows(out);
   ASSERT_EQ(rows.size(), 40u);
@@ -206,9 +207,10 @@ TEST(Place, AJobItsRulesExcludeEverywhereIsInfeasibleNamingTheRule) {
 
 TEST(Place, BadPolicyOrConfigExitsTwo) {
   std::string out;
-  EXPECT_EQ(Tessera("place --fleet " + kSmall + " --jobs " + kSmall + " --policy nope", &out), 2);
+  EXPECT_EQ(RunTessera("place --fleet " + kSmall + " --jobs " + kSmall + " --policy nope", &out),
+            2);
   EXPECT_NE(out.find("unknown placement policy"), std::string::npos) << out;
-  EXPECT_EQ(Tessera("place --fleet /nonexistent.yaml --jobs " + kSmall, &out), 2);
+  EXPECT_EQ(RunTessera("place --fleet /nonexistent.yaml --jobs " + kSmall, &out), 2);
 }
 
 }  // namespace

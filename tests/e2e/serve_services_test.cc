@@ -25,7 +25,7 @@ using testing::Http;
 using testing::RunTessera;
 using testing::TokenOf;
 
-const std::string kEnterprise = std::string(TESSERA_SOURCE_DIR) + "/examples/enterprise";
+using testing::kEnterprise;
 
 // 40 rps at 10 per replica: 4 replicas of one L40S, between 2 and 6.
 json Chat() {

@@ -34,7 +34,7 @@ using testing::FreshDir;
 using testing::Http;
 using testing::RunTessera;
 
-const std::string kEnterprise = std::string(TESSERA_SOURCE_DIR) + "/examples/enterprise";
+using testing::kEnterprise;
 
 // A small job of `tenant` (JSON), named `name`.
 std::string JobBody(const std::string& name, const std::string& tenant,

@@ -19,12 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-int RunTessera(const std::string& args, std::string* out = nullptr) {
-  std::string text;
-  int code = testing::RunTessera(args, &text);
-  if (out) *out = text;
-  return code;
-}
+using testing::RunTessera;
 
 std::vector<std::string> Lines(const fs::path& p) {
   std::ifstream in(p);

@@ -33,12 +33,7 @@ fs::path TempDir(const std::string& tag) {
   return p;
 }
 
-int Tessera(const std::string& args, std::string* out = nullptr) {
-  std::string text;
-  int code = testing::RunTessera(args, &text);
-  if (out) *out = text;
-  return code;
-}
+using testing::RunTessera;
 
 void ExpectSummary(const json& s, const std::string& what) {
   for (const char* k : {"mean", "p50", "p95", "p99"}) {
@@ -52,10 +47,10 @@ void ExpectSummary(const json& s, const std::string& what) {
 TEST(SimRun, GavelTraceUnderThreePoliciesWritesTheDocumentedOutputs) {
   fs::path out = TempDir("gavel");
   std::string text;
-  ASSERT_EQ(Tessera("sim run --fleet " + kFleet + " --workload " + kGavel +
-                        "51b7ef.trace --format gavel --policy fifo --compare las,hetero --out " +
-                        out.string() + " --no-progress",
-                    &text),
+  ASSERT_EQ(RunTessera("sim run --fleet " + kFleet + " --workload " + kGavel +
+                           "51b7ef.trace --format gavel --policy fifo --compare las,hetero --out " +
+                           out.string() + " --no-progress",
+                       &text),
             0)
       << text;
   EXPECT_NE(text.find("hetero"), std::string::npos) << text;
@@ -103,10 +98,10 @@ TEST(SimRun, GavelTraceUnderThreePoliciesWritesTheDocumentedOutputs) {
 TEST(SimRun, HeteroMigratesOnACutOfAGavelTrace) {
   fs::path out = TempDir("hetero");
   std::string text;
-  ASSERT_EQ(Tessera("sim run --fleet " + kFleet + " --workload " + kGavel +
-                        "2869ce.trace --format gavel --policy fifo --compare las,hetero --out " +
-                        out.string() + " --no-progress",
-                    &text),
+  ASSERT_EQ(RunTessera("sim run --fleet " + kFleet + " --workload " + kGavel +
+                           "2869ce.trace --format gavel --policy fifo --compare las,hetero --out " +
+                           out.string() + " --no-progress",
+                       &text),
             0)
       << text;
   json m = json::parse(testing::ReadText(out / "metrics.json"));
@@ -124,12 +119,13 @@ TEST(SimRun, HeteroMigratesOnACutOfAGavelTrace) {
 TEST(SimRun, ASiaWorkloadRunsToCompletion) {
   fs::path out = TempDir("sia");
   std::string text;
-  ASSERT_EQ(Tessera("sim run --fleet " + kSource + "/examples/fleets/philly-64.yaml --workload " +
-                        std::string(TESSERA_TEST_DATA) +
-                        "/sia/philly/workload-1.csv --format sia --policy fifo --out " +
-                        out.string() + " --no-progress",
-                    &text),
-            0)
+  ASSERT_EQ(
+      RunTessera("sim run --fleet " + kSource + "/examples/fleets/philly-64.yaml --workload " +
+                     std::string(TESSERA_TEST_DATA) +
+                     "/sia/philly/workload-1.csv --format sia --policy fifo --out " + out.string() +
+                     " --no-progress",
+                 &text),
+      0)
       << text;
   json m = json::parse(testing::ReadText(out / "fifo" / "metrics.json"));
   EXPECT_EQ(m["jobs"]["submitted"], 160);
@@ -142,10 +138,10 @@ TEST(SimRun, SameInputsAndSeedGiveByteIdenticalOutput) {
   fs::path a = TempDir("det-a"), b = TempDir("det-b");
   for (const fs::path& out : {a, b}) {
     std::string text;
-    ASSERT_EQ(Tessera("sim run --fleet " + kFleet + " --format synthetic --jobs 300 --seed 7 " +
-                          "--policy las --compare hetero --mtbf V100=200h --out " + out.string() +
-                          " --no-progress",
-                      &text),
+    ASSERT_EQ(RunTessera("sim run --fleet " + kFleet + " --format synthetic --jobs 300 --seed 7 " +
+                             "--policy las --compare hetero --mtbf V100=200h --out " +
+                             out.string() + " --no-progress",
+                         &text),
               0)
         << text;
   }
@@ -157,8 +153,8 @@ TEST(SimRun, SameInputsAndSeedGiveByteIdenticalOutput) {
   }
   // Another seed draws another workload.
   fs::path c = TempDir("det-c");
-  ASSERT_EQ(Tessera("sim run --fleet " + kFleet + " --format synthetic --jobs 300 --seed 8 " +
-                    "--policy las --out " + c.string() + " --no-progress"),
+  ASSERT_EQ(RunTessera("sim run --fleet " + kFleet + " --format synthetic --jobs 300 --seed 8 " +
+                       "--policy las --out " + c.string() + " --no-progress"),
             0);
   EXPECT_NE(testing::ReadText(a / "las/decisions.jsonl"),
             testing::ReadText(c / "las/decisions.jsonl"));
@@ -169,11 +165,12 @@ TEST(SimRun, SameInputsAndSeedGiveByteIdenticalOutput) {
 TEST(SimRun, TheExampleJsonlWorkloadRunsToCompletion) {
   fs::path out = TempDir("jsonl");
   std::string text;
-  ASSERT_EQ(Tessera("sim run --fleet " + kFleet + " --workload " + kSource +
-                        "/examples/workloads/small.jsonl --format jsonl --policy backfill --out " +
-                        out.string() + " --no-progress",
-                    &text),
-            0)
+  ASSERT_EQ(
+      RunTessera("sim run --fleet " + kFleet + " --workload " + kSource +
+                     "/examples/workloads/small.jsonl --format jsonl --policy backfill --out " +
+                     out.string() + " --no-progress",
+                 &text),
+      0)
       << text;
   json m = json::parse(testing::ReadText(out / "backfill" / "metrics.json"));
   EXPECT_EQ(m["jobs"]["completed"], 6) << m.dump(2);
@@ -187,10 +184,10 @@ TEST(SimRun, EveryStartOnTheEnterpriseFleetSaysWhichClusterAndWhy) {
   // cluster and why; a cluster passed over is never the one chosen.
   fs::path out = TempDir("enterprise");
   std::string text;
-  ASSERT_EQ(Tessera("sim run --fleet " + kSource +
-                        "/examples/enterprise --format synthetic --jobs 300 --load 0.8 --out " +
-                        out.string() + " --no-progress",
-                    &text),
+  ASSERT_EQ(RunTessera("sim run --fleet " + kSource +
+                           "/examples/enterprise --format synthetic --jobs 300 --load 0.8 --out " +
+                           out.string() + " --no-progress",
+                       &text),
             0)
       << text;
   std::istringstream lines(testing::ReadText(out / "fifo" / "decisions.jsonl"));
@@ -281,10 +278,10 @@ TEST(SimRun, ResidencyAndReservationsHoldThroughoutTheDecisionLog) {
   int resident_starts = 0;
   fs::path out = TempDir("holds");
   std::string text;
-  ASSERT_EQ(Tessera("sim run --fleet " + kSource +
-                        "/examples/enterprise --format synthetic --jobs 600 --load 0.9 --out " +
-                        out.string() + " --no-progress",
-                    &text),
+  ASSERT_EQ(RunTessera("sim run --fleet " + kSource +
+                           "/examples/enterprise --format synthetic --jobs 600 --load 0.9 --out " +
+                           out.string() + " --no-progress",
+                       &text),
             0)
       << text;
   std::istringstream lines(testing::ReadText(out / "fifo" / "decisions.jsonl"));
@@ -350,10 +347,10 @@ TEST(SimRun, AnIdleNotebookIsReclaimedByTheExamplesRule) {
       << R"("tasks":[{"count":1,"gpus":1}]})"
       << "\n";
   std::string text;
-  ASSERT_EQ(Tessera("sim run --fleet " + kSource + "/examples/enterprise --format jsonl " +
-                        "--workload " + (out / "nb.jsonl").string() + " --out " +
-                        (out / "run").string() + " --no-progress",
-                    &text),
+  ASSERT_EQ(RunTessera("sim run --fleet " + kSource + "/examples/enterprise --format jsonl " +
+                           "--workload " + (out / "nb.jsonl").string() + " --out " +
+                           (out / "run").string() + " --no-progress",
+                       &text),
             0)
       << text;
   std::istringstream lines(testing::ReadText(out / "run" / "fifo" / "decisions.jsonl"));
@@ -381,10 +378,10 @@ TEST(SimRun, TheIsolatedBaselineKeepsEveryTeamOnItsAssignedCluster) {
   // every start of the workload lands there.
   fs::path out = TempDir("isolated");
   std::string text;
-  ASSERT_EQ(Tessera("sim run --fleet " + kSource +
-                        "/examples/enterprise --format synthetic --jobs 300 --out " + out.string() +
-                        " --baseline isolated --no-progress",
-                    &text),
+  ASSERT_EQ(RunTessera("sim run --fleet " + kSource +
+                           "/examples/enterprise --format synthetic --jobs 300 --out " +
+                           out.string() + " --baseline isolated --no-progress",
+                       &text),
             0)
       << text;
   json m = json::parse(testing::ReadText(out / "fifo" / "metrics.json"));
@@ -426,9 +423,9 @@ TEST(SimRun, TheIsolatedBaselineKeepsEveryTeamOnItsAssignedCluster) {
   EXPECT_GE(starts, 300);
   // A bad value is refused before anything runs.
   EXPECT_NE(
-      Tessera("sim run --fleet " + kSource + "/examples/enterprise --format synthetic --out " +
-                  out.string() + "/bad --baseline islands",
-              &text),
+      RunTessera("sim run --fleet " + kSource + "/examples/enterprise --format synthetic --out " +
+                     out.string() + "/bad --baseline islands",
+                 &text),
       0);
   EXPECT_NE(text.find("--baseline"), std::string::npos) << text;
   EXPECT_FALSE(fs::exists(out / "bad"));
@@ -445,7 +442,7 @@ TEST(SimRun, BadDaysAreRefusedBeforeAnythingRuns) {
         std::string("--format synthetic --days 2 --jobs 10"),
         "--format jsonl --workload " + kSource + "/examples/workloads/small.jsonl --days 1"}) {
     std::string text;
-    EXPECT_NE(Tessera(run + bad, &text), 0) << bad;
+    EXPECT_NE(RunTessera(run + bad, &text), 0) << bad;
     EXPECT_NE(text.find("--days"), std::string::npos) << bad << ": " << text;
     EXPECT_FALSE(fs::exists(out)) << bad;
   }
@@ -454,17 +451,17 @@ TEST(SimRun, BadDaysAreRefusedBeforeAnythingRuns) {
 TEST(SimRun, ProgressBarOnRequestAndNeverWithNoProgress) {
   fs::path out = TempDir("progress");
   std::string text;
-  ASSERT_EQ(Tessera("sim run --fleet " + kFleet +
-                        " --format synthetic --jobs 50 --progress --out " + out.string(),
-                    &text),
+  ASSERT_EQ(RunTessera("sim run --fleet " + kFleet +
+                           " --format synthetic --jobs 50 --progress --out " + out.string(),
+                       &text),
             0)
       << text;
   EXPECT_NE(text.find("synthetic: 50 jobs at load 0.8, seed 1"), std::string::npos) << text;
   EXPECT_NE(text.find("fifo      [####"), std::string::npos) << text;
   EXPECT_EQ(text.find("100.0%"), text.rfind("100.0%")) << "100% is drawn once";
-  ASSERT_EQ(Tessera("sim run --fleet " + kFleet +
-                        " --format synthetic --jobs 50 --no-progress --out " + out.string(),
-                    &text),
+  ASSERT_EQ(RunTessera("sim run --fleet " + kFleet +
+                           " --format synthetic --jobs 50 --no-progress --out " + out.string(),
+                       &text),
             0);
   EXPECT_EQ(text.find('['), std::string::npos) << text;
   fs::remove_all(out);
@@ -482,7 +479,8 @@ TEST(SimRun, PhillyVirtualClusterBackfillAndLasBeatFifo) {
   const std::string base = "sim run --fleet " + fleet + " --format philly --workload " + philly +
                            " --cluster 2869ce --no-progress";
   ASSERT_EQ(
-      Tessera(base + " --policy fifo --compare backfill,las --out " + (dir / "on").string(), &text),
+      RunTessera(base + " --policy fifo --compare backfill,las --out " + (dir / "on").string(),
+                 &text),
       0)
       << text;
   EXPECT_NE(text.find("virtual cluster 2869ce: 422 jobs, tenant philly/2869ce"), std::string::npos)
@@ -498,8 +496,8 @@ TEST(SimRun, PhillyVirtualClusterBackfillAndLasBeatFifo) {
   EXPECT_GT(on["las"]["preemptions"].get<uint64_t>(), 0u);
   EXPECT_GT(on["backfill"]["engine"]["backfilled"].get<uint64_t>(), 0u);
 
-  ASSERT_EQ(Tessera(base + " --policy las --backfill off --out " + (dir / "off").string(), &text),
-            0)
+  ASSERT_EQ(
+      RunTessera(base + " --policy las --backfill off --out " + (dir / "off").string(), &text), 0)
       << text;
   json off = json::parse(testing::ReadText(dir / "off" / "metrics.json"));
   EXPECT_EQ(off["las"]["backfill"], false);
@@ -508,20 +506,21 @@ TEST(SimRun, PhillyVirtualClusterBackfillAndLasBeatFifo) {
   EXPECT_NE(mean_jct(off["las"]), mean_jct(on["las"]));
 
   EXPECT_EQ(
-      Tessera(base + " --policy backfill --backfill off --out " + (dir / "x").string(), &text), 2);
+      RunTessera(base + " --policy backfill --backfill off --out " + (dir / "x").string(), &text),
+      2);
   EXPECT_NE(text.find("policy backfill with --backfill off is fifo"), std::string::npos) << text;
-  EXPECT_EQ(Tessera(base + " --backfill maybe --out " + (dir / "x").string(), &text), 2);
+  EXPECT_EQ(RunTessera(base + " --backfill maybe --out " + (dir / "x").string(), &text), 2);
   EXPECT_NE(text.find("--backfill: expected on or off"), std::string::npos) << text;
-  EXPECT_EQ(Tessera("sim run --fleet " + fleet + " --format philly --workload " + philly +
-                        " --cluster nope --out " + (dir / "x").string(),
-                    &text),
+  EXPECT_EQ(RunTessera("sim run --fleet " + fleet + " --format philly --workload " + philly +
+                           " --cluster nope --out " + (dir / "x").string(),
+                       &text),
             2);
   EXPECT_NE(text.find("no virtual cluster \"nope\" (the trace has 0e4a51, 103959"),
             std::string::npos)
       << text;
-  EXPECT_EQ(Tessera("sim run --fleet " + kFleet + " --format gavel --workload " + kGavel +
-                        "51b7ef.trace --cluster 51b7ef --out " + (dir / "x").string(),
-                    &text),
+  EXPECT_EQ(RunTessera("sim run --fleet " + kFleet + " --format gavel --workload " + kGavel +
+                           "51b7ef.trace --cluster 51b7ef --out " + (dir / "x").string(),
+                       &text),
             2);
   EXPECT_NE(text.find("--cluster is for --format philly only"), std::string::npos) << text;
   EXPECT_FALSE(fs::exists(dir / "x" / "metrics.json")) << "nothing is written on bad input";
@@ -534,12 +533,13 @@ TEST(SimRun, PhillyVirtualClusterBackfillAndLasBeatFifo) {
 TEST(SimRun, ReportComparesThePoliciesInARealBrowser) {
   fs::path dir = TempDir("report");
   std::string text;
-  ASSERT_EQ(Tessera("sim run --fleet " + kSource +
-                        "/examples/fleets/philly-64.yaml --format synthetic --jobs 400 --load 0.9 "
-                        "--policy fifo --compare backfill,las --no-progress --out " +
-                        dir.string(),
-                    &text),
-            0)
+  ASSERT_EQ(
+      RunTessera("sim run --fleet " + kSource +
+                     "/examples/fleets/philly-64.yaml --format synthetic --jobs 400 --load 0.9 "
+                     "--policy fifo --compare backfill,las --no-progress --out " +
+                     dir.string(),
+                 &text),
+      0)
       << text;
   const std::string page = testing::ReadText(dir / "report.html");
   EXPECT_EQ(page.find("<script src="), std::string::npos) << "self-contained";
@@ -607,9 +607,9 @@ TEST(SimRun, MalformedWorkloadsAndFlagsExitTwoWithTheLine) {
       << "{\"name\": \"z\", \"submit\": 0, \"work\": 10, \"tasks\": [{\"name\": 5}]}\n";
   std::ofstream(dir / "bad.trace") << "ResNet-18 (batch size 32)\tcmd\t-n\t1\tmany\t0\t1\n";
   std::string text;
-  EXPECT_EQ(Tessera("sim run --fleet " + kFleet + " --workload " + (dir / "bad.jsonl").string() +
-                        " --format jsonl --out " + (dir / "o").string(),
-                    &text),
+  EXPECT_EQ(RunTessera("sim run --fleet " + kFleet + " --workload " + (dir / "bad.jsonl").string() +
+                           " --format jsonl --out " + (dir / "o").string(),
+                       &text),
             2);
   EXPECT_NE(text.find("bad.jsonl:2: submit"), std::string::npos) << text;
   EXPECT_NE(text.find("bad.jsonl:3: colour: unknown field"), std::string::npos) << text;
@@ -620,24 +620,25 @@ TEST(SimRun, MalformedWorkloadsAndFlagsExitTwoWithTheLine) {
 
   fs::copy_file(std::string(TESSERA_TEST_DATA) + "/gavel/isolated_throughputs_v100_p100_k80.csv",
                 dir / "isolated_throughputs_v100_p100_k80.csv");
-  EXPECT_EQ(Tessera("sim run --fleet " + kFleet + " --workload " + (dir / "bad.trace").string() +
-                        " --format gavel --out " + (dir / "o").string(),
-                    &text),
+  EXPECT_EQ(RunTessera("sim run --fleet " + kFleet + " --workload " + (dir / "bad.trace").string() +
+                           " --format gavel --out " + (dir / "o").string(),
+                       &text),
             2);
   EXPECT_NE(text.find("bad.trace:1: field 5 (total steps)"), std::string::npos) << text;
 
-  EXPECT_EQ(Tessera("sim run --fleet " + kFleet + " --format synthetic --policy lifo --out " +
-                        (dir / "o").string(),
-                    &text),
+  EXPECT_EQ(RunTessera("sim run --fleet " + kFleet + " --format synthetic --policy lifo --out " +
+                           (dir / "o").string(),
+                       &text),
             2);
   EXPECT_NE(text.find("unknown policy 'lifo'"), std::string::npos) << text;
   EXPECT_EQ(
-      Tessera("sim run --fleet " + kFleet + " --format gavel --out " + (dir / "o").string(), &text),
+      RunTessera("sim run --fleet " + kFleet + " --format gavel --out " + (dir / "o").string(),
+                 &text),
       2);
   EXPECT_NE(text.find("--workload is required"), std::string::npos) << text;
-  EXPECT_EQ(Tessera("sim run --fleet " + kFleet + " --format synthetic --seed -1 --out " +
-                        (dir / "o").string(),
-                    &text),
+  EXPECT_EQ(RunTessera("sim run --fleet " + kFleet + " --format synthetic --seed -1 --out " +
+                           (dir / "o").string(),
+                       &text),
             2);
   EXPECT_NE(text.find("--seed"), std::string::npos) << text;
   fs::remove_all(dir);
@@ -671,12 +672,12 @@ TEST(SimRun, TheWeekLongComparisonOfTheDocsWritesEveryFigureOfItsTable) {
   ASSERT_NE(at, std::string::npos);
   command.replace(at + 6, command.find(' ', at + 6) - at - 6, (out / "isolated").string());
   std::string text;
-  ASSERT_EQ(Tessera(command + " --no-progress", &text), 0) << text;
+  ASSERT_EQ(RunTessera(command + " --no-progress", &text), 0) << text;
   std::string coordinated =
       command.substr(0, command.size() - std::string(" --baseline isolated").size());
   coordinated.replace(coordinated.find(out.string()), (out / "isolated").string().size(),
                       (out / "coordinated").string());
-  ASSERT_EQ(Tessera(coordinated + " --no-progress", &text), 0) << text;
+  ASSERT_EQ(RunTessera(coordinated + " --no-progress", &text), 0) << text;
 
   auto metrics = [&](const std::string& run) {
     return json::parse(testing::ReadText(out / run / "backfill" / "metrics.json"));
@@ -747,7 +748,7 @@ TEST(SimRun, TheWeekLongComparisonOfTheDocsWritesEveryFigureOfItsTable) {
     compare.replace(compare.find("/tmp/week-coordinated"),
                     std::string("/tmp/week-coordinated").size(), (out / "coordinated").string());
     std::string shown;
-    ASSERT_EQ(Tessera(compare, &shown), 0) << compare << "\n" << shown;
+    ASSERT_EQ(RunTessera(compare, &shown), 0) << compare << "\n" << shown;
     if (compare.find("-o json") == std::string::npos) {
       EXPECT_NE(shown.find("jobs both runs started"), std::string::npos) << shown;
       continue;
@@ -782,25 +783,27 @@ TEST(SimCompare, ABadOrMissingLogIsAnErrorNamingTheFileAndLine) {
       << R"({"t_s":3,"kind":"start","job":"y","class":"batch"})"
       << "\n";
   std::string text;
-  EXPECT_EQ(Tessera("sim compare " + (out / "a").string() + " " + (out / "b").string(), &text), 2);
+  EXPECT_EQ(RunTessera("sim compare " + (out / "a").string() + " " + (out / "b").string(), &text),
+            2);
   EXPECT_NE(text.find((out / "b" / "fifo" / "decisions.jsonl").string() +
                       ":2: a start without \"submitted_s\""),
             std::string::npos)
       << text;
-  EXPECT_EQ(Tessera("sim compare " + out.string() + " " + (out / "b").string(), &text), 2);
+  EXPECT_EQ(RunTessera("sim compare " + out.string() + " " + (out / "b").string(), &text), 2);
   EXPECT_NE(text.find("no run here"), std::string::npos) << text;
   fs::create_directories(out / "a" / "las");
   std::ofstream(out / "a" / "las" / "decisions.jsonl") << "";
-  EXPECT_EQ(Tessera("sim compare " + (out / "a").string() + " " + (out / "b").string(), &text), 2);
+  EXPECT_EQ(RunTessera("sim compare " + (out / "a").string() + " " + (out / "b").string(), &text),
+            2);
   EXPECT_NE(text.find("several policies: name one with --policy"), std::string::npos) << text;
   // Named, and the other log fixed: a table.
   std::ofstream(out / "b" / "fifo" / "decisions.jsonl")
       << R"({"t_s":2,"kind":"start","job":"x","submitted_s":1,"class":"batch"})"
       << "\n";
-  EXPECT_EQ(
-      Tessera("sim compare " + (out / "a").string() + " " + (out / "b").string() + " --policy fifo",
-              &text),
-      0)
+  EXPECT_EQ(RunTessera("sim compare " + (out / "a").string() + " " + (out / "b").string() +
+                           " --policy fifo",
+                       &text),
+            0)
       << text;
   EXPECT_NE(text.find("queueing delay over the 1 jobs both runs started"), std::string::npos)
       << text;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "engine_testutil.h"
+#include "testutil/durations.h"
 
 namespace tessera {
 namespace {
@@ -9,7 +10,7 @@ namespace {
 using testing::Harness;
 using testing::MakeJob;
 
-constexpr Millis kSec = 1000;
+using testing::kSec;
 
 TEST(Adopt, ARunIsResumedOnItsOwnPlacementsWithItsProgress) {
   // The run as an earlier engine placed it.

@@ -8,6 +8,7 @@
 
 #include "engine/engine.h"
 #include "engine/engine_testutil.h"
+#include "testutil/durations.h"
 
 namespace tessera {
 namespace {
@@ -15,9 +16,9 @@ namespace {
 using testing::Harness;
 using testing::MakeJob;
 
-constexpr TimeMs kSec = 1000;
-constexpr TimeMs kMin = 60 * kSec;
-constexpr TimeMs kHour = 60 * kMin;
+using testing::kHour;
+using testing::kMin;
+using testing::kSec;
 
 // ded: 4 nodes x 4 G1 at 10 CNY per device-hour; cloud: elastic, 4 x 4 G1 at 50.
 // org (budget 1,500/day) has projects a (1,000/day) and b (no budget of its own); tenant t

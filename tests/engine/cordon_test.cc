@@ -5,6 +5,7 @@
 #include <set>
 
 #include "engine_testutil.h"
+#include "testutil/durations.h"
 
 namespace tessera {
 namespace {
@@ -12,7 +13,7 @@ namespace {
 using testing::Harness;
 using testing::MakeJob;
 
-constexpr Millis kSec = 1000;
+using testing::kSec;
 
 std::set<uint32_t> NodesOf(const JobRecord& j) {
   std::set<uint32_t> nodes;

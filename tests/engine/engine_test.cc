@@ -14,6 +14,7 @@
 #include "config/loader.h"
 #include "engine/engine_testutil.h"
 #include "sched/policy/builtin.h"
+#include "testutil/durations.h"
 
 namespace tessera {
 namespace {
@@ -21,7 +22,7 @@ namespace {
 using testing::Harness;
 using testing::MakeJob;
 
-constexpr TimeMs kSec = 1000;
+using testing::kSec;
 
 TEST(EngineScenario, GangWaitsUntilAllOfItFitsThenStartsWhole) {
   Harness h("fifo", /*backfill=*/false);

@@ -7,6 +7,7 @@
 
 #include "engine/engine.h"
 #include "engine/engine_testutil.h"
+#include "testutil/durations.h"
 
 namespace tessera {
 namespace {
@@ -14,8 +15,8 @@ namespace {
 using testing::Harness;
 using testing::MakeJob;
 
-constexpr TimeMs kSec = 1000;
-constexpr TimeMs kMin = 60 * kSec;
+using testing::kMin;
+using testing::kSec;
 
 // Three regions. Clusters of 4-device nodes, prices per device-hour:
 //   east-ded   east  dedicated  2 x 4 G1  10

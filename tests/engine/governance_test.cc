@@ -8,6 +8,7 @@
 
 #include "engine/engine.h"
 #include "engine/engine_testutil.h"
+#include "testutil/durations.h"
 
 namespace tessera {
 namespace {
@@ -15,7 +16,8 @@ namespace {
 using testing::Harness;
 using testing::MakeJob;
 
-constexpr TimeMs kSec = 1000;
+using testing::kMin;
+using testing::kSec;
 
 // 8 G1 in two nodes; org guarantees 8, its projects a and b 4 each; a may borrow, b lends.
 const std::string kTwoTeams = testing::G1Fleet(
@@ -243,7 +245,6 @@ TEST(Governance, AGracePeriodLetsTheVictimCheckpointAndDelaysThePreemptor) {
   // since its last checkpoint; the training starts at once. Under a rule with a 5-minute grace
   // period it checkpoints on the signal and loses nothing; the training's processes start when
   // the grace period is over.
-  constexpr TimeMs kMin = 60 * kSec;
   const std::string with_rule = testing::kEngineFleet + R"(policies:
   - name: training-preempts-gently
     kind: preemption

@@ -5,13 +5,14 @@
 #include <map>
 
 #include "engine/engine_testutil.h"
+#include "testutil/durations.h"
 
 namespace tessera {
 namespace {
 
 using testing::Harness;
 
-constexpr TimeMs kSec = 1000;
+using testing::kSec;
 
 const char* const kTwoModels = R"(deviceModels:
   - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}

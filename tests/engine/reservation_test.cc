@@ -8,6 +8,7 @@
 
 #include "engine/engine.h"
 #include "engine/engine_testutil.h"
+#include "testutil/durations.h"
 
 namespace tessera {
 namespace {
@@ -15,7 +16,7 @@ namespace {
 using testing::Harness;
 using testing::MakeJob;
 
-constexpr TimeMs kHour = 3600 * 1000;
+using testing::kHour;
 
 // One cluster: 2 nodes x 4 G1, 2 nodes x 4 G2. Inference holds 4 G1 (lent preemptibly) and
 // 4 G2 (never lent).

@@ -10,6 +10,7 @@
 
 #include "engine/engine.h"
 #include "engine/engine_testutil.h"
+#include "testutil/durations.h"
 
 namespace tessera {
 namespace {
@@ -18,7 +19,7 @@ using testing::G1Fleet;
 using testing::Harness;
 using testing::MakeJob;
 
-constexpr TimeMs kHour = 3600 * 1000;
+using testing::kHour;
 
 // Nodes n0..n3 (4 G1 each), two per leaf switch. Service "packed" has its spread weighed 0.
 const std::string kFleet = G1Fleet(

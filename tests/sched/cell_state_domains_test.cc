@@ -12,11 +12,7 @@
 namespace tessera {
 namespace {
 
-Spec Base() {
-  LoadResult r = testing::LoadWithBase("");
-  EXPECT_TRUE(r.spec.has_value());
-  return *r.spec;
-}
+using testing::BaseSpec;
 
 // The domain totals recomputed from the nodes, compared with the cell's incremental ones.
 void ExpectTotalsMatch(const CellState& cell) {
@@ -46,7 +42,7 @@ void ExpectTotalsMatch(const CellState& cell) {
 }
 
 TEST(CellDomains, LeavesSpinesAndClustersOfTheBaseFleet) {
-  Spec spec = Base();
+  Spec spec = BaseSpec();
   CellState cell = *CellState::FromSpec(spec);
   // Every node in exactly one domain per level; a domain's nodes share the cluster (and the
   // leaf switch at the leaf level); two domains never do.
@@ -82,7 +78,7 @@ TEST(CellDomains, LeavesSpinesAndClustersOfTheBaseFleet) {
 }
 
 TEST(CellDomains, TotalsFollowRandomCommitsReleasesAndCordons) {
-  Spec spec = Base();
+  Spec spec = BaseSpec();
   CellState cell = *CellState::FromSpec(spec);
   SeededRng rng(5);
   std::vector<Placement> live;
@@ -116,7 +112,7 @@ TEST(CellDomains, TotalsFollowRandomCommitsReleasesAndCordons) {
 }
 
 TEST(CellProposal, AnAbortedProposalLeavesNoTrace) {
-  Spec spec = Base();
+  Spec spec = BaseSpec();
   CellState cell = *CellState::FromSpec(spec);
   const uint64_t version = cell.version();
   const uint64_t node_version = cell.node(0).version;
@@ -155,7 +151,7 @@ TEST(CellProposal, AnAbortedProposalLeavesNoTrace) {
 }
 
 TEST(CellProposal, AKeptProposalStaysAndAFailedAddChangesNothing) {
-  Spec spec = Base();
+  Spec spec = BaseSpec();
   CellState cell = *CellState::FromSpec(spec);
   CellState::Proposal proposal(cell);
   Placement p;
@@ -175,7 +171,7 @@ TEST(CellProposal, AKeptProposalStaysAndAFailedAddChangesNothing) {
 }
 
 TEST(CellNodes, AddedNodesAppendAndRetiredNodesKeepTheirIndex) {
-  Spec spec = Base();
+  Spec spec = BaseSpec();
   CellState cell = *CellState::FromSpec(spec);
   const size_t before = cell.node_count();
   ModelMask h800 = ModelMask{1} << spec.FindModel("H800")->value();

@@ -11,14 +11,10 @@
 namespace tessera {
 namespace {
 
-Spec Base() {
-  LoadResult r = testing::LoadWithBase("");
-  EXPECT_TRUE(r.spec.has_value()) << r.diagnostics.ToString();
-  return *r.spec;
-}
+using testing::BaseSpec;
 
 TEST(FleetView, TotalsByModelKindAndRegion) {
-  Spec s = Base();
+  Spec s = BaseSpec();
   FleetView v = ComputeFleetView(s);
   EXPECT_EQ(v.totals.nodes, 14);
   EXPECT_EQ(v.totals.devices, 96);
@@ -33,7 +29,7 @@ TEST(FleetView, TotalsByModelKindAndRegion) {
 }
 
 TEST(FleetView, LargestGangPerTopologyLevel) {
-  Spec s = Base();
+  Spec s = BaseSpec();
   FleetView v = ComputeFleetView(s);
   const ModelProfile& h800 = v.clusters[s.FindCluster("train")->value()].models.at(0);
   EXPECT_EQ(h800.devices, 64);
@@ -44,7 +40,7 @@ TEST(FleetView, LargestGangPerTopologyLevel) {
 }
 
 TEST(FleetView, FragmentationAndFreeGangsFollowTheLiveState) {
-  Spec s = Base();
+  Spec s = BaseSpec();
   FreeShares free(s.nodes.size());
   for (size_t i = 0; i < s.nodes.size(); ++i)
     free[i].assign(s.nodes[i].devices.size(), 1000);
@@ -62,7 +58,7 @@ TEST(FleetView, FragmentationAndFreeGangsFollowTheLiveState) {
 }
 
 TEST(FleetView, TrainingSuitabilityNeedsBigLeafAndFastFabric) {
-  Spec s = Base();
+  Spec s = BaseSpec();
   FleetViewOptions o;
   o.large_training_min_leaf_gang = 32;
   FleetView v = ComputeFleetView(s, nullptr, o);
@@ -76,7 +72,7 @@ TEST(FleetView, TrainingSuitabilityNeedsBigLeafAndFastFabric) {
 }
 
 TEST(FleetView, DatasetDistanceAndResidency) {
-  Spec s = Base();
+  Spec s = BaseSpec();
   FleetView v = ComputeFleetView(s);
   const ClusterView& npu = v.clusters[s.FindCluster("npu")->value()];
   // corpus: 10Ti in north, 20 ms away at 100 Gbps: 10 x 2^40 x 8 bits / 1e11 bit/s = 879.6 s.
@@ -93,7 +89,7 @@ TEST(FleetView, DatasetDistanceAndResidency) {
 }
 
 TEST(FleetView, InferenceServingByLatency) {
-  Spec s = Base();
+  Spec s = BaseSpec();
   FleetViewOptions o;
   o.inference_max_latency = 25;
   FleetView v = ComputeFleetView(s, nullptr, o);

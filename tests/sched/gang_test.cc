@@ -14,15 +14,15 @@
 namespace tessera {
 namespace {
 
-struct Fixture {
+struct GangFixture {
   Spec spec;
   CellState cell;
   std::unique_ptr<Scorer> scorer = policy::MakeBestFit();
   ShapeTable shapes;
 };
 
-std::unique_ptr<Fixture> Load() {
-  auto f = std::make_unique<Fixture>();
+std::unique_ptr<GangFixture> LoadGang() {
+  auto f = std::make_unique<GangFixture>();
   LoadResult r = testing::LoadWithBase("");
   EXPECT_TRUE(r.spec.has_value());
   f->spec = *r.spec;
@@ -30,7 +30,7 @@ std::unique_ptr<Fixture> Load() {
   return f;
 }
 
-GangRequest Gang(Fixture& f, int32_t tasks, int32_t devices, TopologyLevel require) {
+GangRequest Gang(GangFixture& f, int32_t tasks, int32_t devices, TopologyLevel require) {
   TaskShape s;
   s.cpu = s.cpu_for_score = 8000;
   s.memory = 1024;
@@ -51,7 +51,7 @@ int64_t FreeDevices(const CellState& c) {
 }
 
 TEST(Gang, WholeGangLandsUnderOneLeaf) {
-  auto f = Load();
+  auto f = LoadGang();
   Placer placer(*f->scorer);
   GangResult r = PlaceGang(f->cell, placer, Gang(*f, 4, 8, TopologyLevel::kLeaf));
   ASSERT_EQ(r.outcome, PlaceOutcome::kPlaced) << r.detail;
@@ -70,7 +70,7 @@ TEST(Gang, WholeGangLandsUnderOneLeaf) {
 }
 
 TEST(Gang, TightestLevelFirst) {
-  auto f = Load();
+  auto f = LoadGang();
   Placer placer(*f->scorer);
   // Two tasks of 4 devices fit in one island of 8: they land on one node, one island.
   GangResult r = PlaceGang(f->cell, placer, Gang(*f, 2, 4, TopologyLevel::kCluster));
@@ -80,7 +80,7 @@ TEST(Gang, TightestLevelFirst) {
 }
 
 TEST(Gang, TooBigForAnyLeafIsInfeasibleButFitsUnderTheSpine) {
-  auto f = Load();
+  auto f = LoadGang();
   Placer placer(*f->scorer);
   GangResult leaf = PlaceGang(f->cell, placer, Gang(*f, 6, 8, TopologyLevel::kLeaf));
   EXPECT_EQ(leaf.outcome, PlaceOutcome::kInfeasible);
@@ -92,7 +92,7 @@ TEST(Gang, TooBigForAnyLeafIsInfeasibleButFitsUnderTheSpine) {
 }
 
 TEST(Gang, AllOrNothingLeavesTheCellUnchanged) {
-  auto f = Load();
+  auto f = LoadGang();
   Placer placer(*f->scorer);
   // Take one node in each leaf: each leaf has 3 free nodes, a 4-node leaf gang must wait.
   GangRequest one = Gang(*f, 1, 8, TopologyLevel::kNode);
@@ -201,7 +201,7 @@ TEST(GangProperty, WholeOrNothingWithinTheRequiredDomain) {
 }
 
 TEST(Gang, PlacementsCarryTheirTaskAndEachNodeKeepsALedger) {
-  auto f = Load();
+  auto f = LoadGang();
   Placer placer(*f->scorer);
   // Job 7 (Gang() stamps it): 12 tasks of one H800 under one leaf.
   GangResult r = PlaceGang(f->cell, placer, Gang(*f, 12, 1, TopologyLevel::kLeaf));

@@ -30,13 +30,13 @@ clusters:
       - {name: cpu1, cpu: 16, memory: 64Gi}
 )";
 
-struct Fixture {
+struct PlacerFixture {
   Spec spec;
   CellState cell;
   ShapeTable shapes;
 };
 
-Fixture Load() {
+PlacerFixture LoadPlacer() {
   LoadResult r = LoadSpecTexts({{"cell.yaml", kCell}});
   EXPECT_TRUE(r.spec.has_value()) << r.diagnostics.ToString();
   auto cell = CellState::FromSpec(*r.spec);
@@ -44,7 +44,7 @@ Fixture Load() {
   return {*r.spec, std::move(*cell), {}};
 }
 
-TaskShape Shape(Fixture& f, Milli cpu, MiB mem, int32_t count, Milli milli,
+TaskShape Shape(PlacerFixture& f, Milli cpu, MiB mem, int32_t count, Milli milli,
                 ModelMask models = kAnyAccelerator) {
   TaskShape s;
   s.cpu = s.cpu_for_score = cpu;
@@ -57,7 +57,7 @@ TaskShape Shape(Fixture& f, Milli cpu, MiB mem, int32_t count, Milli milli,
 }
 
 TEST(CellState, IdenticalNodesShareAClassUntilOneChanges) {
-  Fixture f = Load();
+  PlacerFixture f = LoadPlacer();
   EXPECT_EQ(f.cell.node_count(), 4u);
   EXPECT_EQ(f.cell.live_classes(), 3u);  // g1 and g2 are identical
   Placement p;
@@ -77,7 +77,7 @@ TEST(CellState, IdenticalNodesShareAClassUntilOneChanges) {
 }
 
 TEST(CellState, CommitRejectsOverCommitWithoutChangingState) {
-  Fixture f = Load();
+  PlacerFixture f = LoadPlacer();
   Placement p;
   p.node = 3;
   p.node_version = f.cell.node(3).version;
@@ -87,7 +87,7 @@ TEST(CellState, CommitRejectsOverCommitWithoutChangingState) {
 }
 
 TEST(Filter, ReasonsAreCountedPerNodeInFilterOrder) {
-  Fixture f = Load();
+  PlacerFixture f = LoadPlacer();
   auto fgd = policy::MakeFirstFit();
   Placer placer(*fgd);
   placer.set_explain(true);
@@ -106,7 +106,7 @@ TEST(Filter, ReasonsAreCountedPerNodeInFilterOrder) {
 }
 
 TEST(Filter, PendingWhenOnlyTheCurrentStateIsFull) {
-  Fixture f = Load();
+  PlacerFixture f = LoadPlacer();
   auto ff = policy::MakeFirstFit();
   Placer placer(*ff);
   TaskShape eight = Shape(f, 1000, 1024, 8, 1000);
@@ -120,7 +120,7 @@ TEST(Filter, PendingWhenOnlyTheCurrentStateIsFull) {
 }
 
 TEST(Scorers, HandWorkedScoresOnOneNode) {
-  Fixture f = Load();
+  PlacerFixture f = LoadPlacer();
   // g1 after a 0.5 share on device 0 and 8 CPUs: 24 CPUs free, devices {500, 1000, 1000, 1000}.
   Placement p{0, f.cell.node(0).version, 8000, 0, 1, {{0, 500}}, {}};
   ASSERT_TRUE(f.cell.Commit(p).ok());
@@ -152,7 +152,7 @@ TEST(Scorers, HandWorkedScoresOnOneNode) {
 }
 
 TEST(Scorers, FgdPrefersTheDeviceThatFragmentsLeast) {
-  Fixture f = Load();
+  PlacerFixture f = LoadPlacer();
   // Typical tasks: half want 0.5 of a device, half want a whole device (2 CPUs each).
   TargetWorkload w({{2000, 500, 1, kAnyAccelerator, 0.5}, {2000, 1000, 1, kAnyAccelerator, 0.5}});
   // g1 devices {700, 1000, 1000, 1000}: a 0.2 share on device 0 leaves 500, usable by the half
@@ -174,7 +174,7 @@ TEST(Scorers, FgdPrefersTheDeviceThatFragmentsLeast) {
 }
 
 TEST(Select, TiesGoToTheLowestRank) {
-  Fixture f = Load();
+  PlacerFixture f = LoadPlacer();
   auto ff = policy::MakeFirstFit();
   Placer placer(*ff);
   TaskShape one = Shape(f, 1000, 1024, 1, 1000, ModelMask{1} << f.spec.FindModel("G")->value());
@@ -184,7 +184,7 @@ TEST(Select, TiesGoToTheLowestRank) {
 }
 
 TEST(Select, RandomIsUniformOverFeasibleNodesAndDeterministic) {
-  Fixture f = Load();
+  PlacerFixture f = LoadPlacer();
   auto random = policy::MakeRandom();
   Placer placer(*random);
   TaskShape cpu = Shape(f, 1000, 1024, 0, 0);
@@ -381,7 +381,7 @@ namespace tessera {
 namespace {
 
 TEST(Scorers, TesseraCountsTheWasteOfRemnantsByHand) {
-  Fixture f = Load();
+  PlacerFixture f = LoadPlacer();
   // The target workload: every task is a 0.5 share with 2 CPUs. Remnants refill only in 0.5
   // steps, so V(r) = r mod 500, and there are no whole-device tasks: V(1000) = 0 (two shares).
   TargetWorkload w({{2000, 500, 1, kAnyAccelerator, 1.0}});

@@ -32,7 +32,7 @@ std::vector<TracePod> Pods() {
   return pods;
 }
 
-Spec Fleet() {
+Spec MixFleet() {
   Spec s;
   for (const char* name : {"T4", "G2"}) {
     DeviceModel m;
@@ -72,7 +72,7 @@ Counts Count(const std::vector<TracePod>& pods) {
 std::vector<TracePod> Resample(const std::string& text, uint64_t seed = 1) {
   auto mix = ParsePodMix(text);
   EXPECT_TRUE(mix.ok()) << mix.status().ToString();
-  auto pods = ResamplePods(Pods(), *mix, Fleet(), seed);
+  auto pods = ResamplePods(Pods(), *mix, MixFleet(), seed);
   EXPECT_TRUE(pods.ok()) << pods.status().ToString();
   std::set<std::string> names;
   for (const TracePod& p : *pods)
@@ -150,7 +150,7 @@ TEST(PodMix, BadMixesAreNamed) {
   std::vector<TracePod> no_sharing;
   for (const TracePod& p : Pods())
     if (p.gpu_milli == 1000 || p.num_gpu == 0) no_sharing.push_back(p);
-  auto r = ResamplePods(no_sharing, *ParsePodMix("gpushare=0.5"), Fleet(), 1);
+  auto r = ResamplePods(no_sharing, *ParsePodMix("gpushare=0.5"), MixFleet(), 1);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("no pods to draw that share from"), std::string::npos);
 }

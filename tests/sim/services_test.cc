@@ -10,11 +10,12 @@
 
 #include "config/loader.h"
 #include "sim/sim_run.h"
+#include "testutil/durations.h"
 
 namespace tessera {
 namespace {
 
-constexpr TimeMs kHour = 3600 * 1000;
+using testing::kHour;
 
 // 8 G1 in region near; users in near (2 ms) and far (300 ms one way). chat needs 100 rps per
 // replica: at the diurnal peak (600 rps) 6 replicas, at the trough (180 rps) 2.

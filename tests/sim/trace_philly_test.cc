@@ -24,7 +24,7 @@ tenants:
 
 const char* kHeader = "timestamp,duration,num_gpus,gpu_time,cluster\n";
 
-Spec Fleet() {
+Spec PhillyFleet() {
   LoadResult r = LoadSpecTexts({{"fleet.yaml", kFleet}});
   EXPECT_TRUE(r.spec.has_value()) << r.diagnostics.ToString();
   return r.spec ? *r.spec : Spec{};
@@ -33,7 +33,7 @@ Spec Fleet() {
 Result<Workload> Parse(const std::string& rows, const std::string& cluster = "") {
   ImportOptions options;
   options.philly_cluster = cluster;
-  return ParsePhillyJobs(Fleet(), "philly.csv", kHeader + rows, options);
+  return ParsePhillyJobs(PhillyFleet(), "philly.csv", kHeader + rows, options);
 }
 
 TEST(Philly, ArrivalsDurationsShapesAndTenants) {
@@ -44,7 +44,7 @@ TEST(Philly, ArrivalsDurationsShapesAndTenants) {
       "2017-10-09 06:13:04,10.0,12,120.0,ffffff\n");
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   ASSERT_EQ(w->jobs.size(), 4u);
-  const Spec spec = Fleet();
+  const Spec spec = PhillyFleet();
   // The importer leaves the order of the file; ImportWorkload sorts by arrival.
   const Job& one = w->jobs[0].job;
   EXPECT_EQ(one.submit_time, (7 * 3600 + 1 * 60 + 55 - (6 * 3600 + 13 * 60 + 3)) * 1000LL);
@@ -119,7 +119,7 @@ TEST(Philly, BadRowsAreErrorsWithTheirLineAndField) {
   EXPECT_NE(m.find("philly.csv:6: column duration"), std::string::npos) << m;
   EXPECT_NE(m.find("philly.csv:7: column cluster"), std::string::npos) << m;
 
-  auto columns = ParsePhillyJobs(Fleet(), "philly.csv", "time,duration\n1,2\n", {});
+  auto columns = ParsePhillyJobs(PhillyFleet(), "philly.csv", "time,duration\n1,2\n", {});
   ASSERT_FALSE(columns.ok());
   EXPECT_NE(columns.status().message().find("timestamp"), std::string::npos)
       << columns.status().message();

@@ -12,6 +12,8 @@ namespace tessera::testing {
 namespace {
 
 int Run(const std::string& cmd, std::string* out) {
+  std::string dropped;
+  if (out == nullptr) out = &dropped;
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
   out->clear();
   if (!pipe) return -1;

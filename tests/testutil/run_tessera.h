@@ -7,9 +7,14 @@
 
 namespace tessera::testing {
 
-// Runs `tessera ARGS` through the shell; stdout (and stderr when `with_stderr`) into `out`.
-// `env` ("NAME=value ...") prefixes the command. Returns the exit status.
-int RunTessera(const std::string& args, std::string* out, bool with_stderr = true,
+// The repository's root, and the example configurations the e2e tests run.
+inline const std::filesystem::path kSourceRoot = TESSERA_SOURCE_DIR;
+inline const std::string kEnterprise = std::string(TESSERA_SOURCE_DIR) + "/examples/enterprise";
+inline const std::string kLocal = std::string(TESSERA_SOURCE_DIR) + "/examples/local";
+
+// Runs `tessera ARGS` through the shell; stdout (and stderr when `with_stderr`) into `out`
+// (null: dropped). `env` ("NAME=value ...") prefixes the command. Returns the exit status.
+int RunTessera(const std::string& args, std::string* out = nullptr, bool with_stderr = true,
                const std::string& env = "");
 
 // Runs `command` through the shell; stdout and stderr into `out`. Returns the exit status (-1

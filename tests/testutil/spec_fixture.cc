@@ -1,5 +1,8 @@
 #include "testutil/spec_fixture.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace tessera::testing {
 
 const char* const kBaseFleet = R"(currency: USD
@@ -56,6 +59,16 @@ datasets:
 
 LoadResult LoadWithBase(const std::string& text) {
   return LoadSpecTexts({{"base.yaml", kBaseFleet}, {"case.yaml", text}});
+}
+
+Spec BaseSpec() {
+  LoadResult r = LoadWithBase("");
+  if (!r.spec) {
+    // The fixture itself is broken: no test that uses it means anything.
+    std::fprintf(stderr, "kBaseFleet does not load:\n%s\n", r.diagnostics.ToString().c_str());
+    std::abort();
+  }
+  return *r.spec;
 }
 
 }  // namespace tessera::testing

@@ -15,4 +15,7 @@ extern const char* const kBaseFleet;
 // Loads kBaseFleet as "base.yaml" followed by `text` as "case.yaml".
 LoadResult LoadWithBase(const std::string& text);
 
+// kBaseFleet alone, as a Spec (it always loads: if it did not, the process aborts).
+Spec BaseSpec();
+
 }  // namespace tessera::testing
