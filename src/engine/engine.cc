@@ -891,10 +891,16 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
     return std::nullopt;
   }
   std::vector<ModelMask> masks;
-  bool mixed_last = false;  // the last mask is tried only when every other is infeasible
+  std::vector<const char*> whys;  // why each mask is tried before the next (by index)
+  bool mixed_last = false;        // the last mask is tried only when every other is infeasible
   if (ordering_.speed_aware() && c.by_speed.size() > 1) {
-    for (uint16_t m : cs.contended ? ByAdvantage(c) : c.by_speed)
-      if ((mine >> m) & 1) masks.push_back(ModelMask{1} << m);
+    for (uint16_t m : cs.contended ? ByAdvantage(c) : c.by_speed) {
+      if ((mine >> m) & 1) {
+        masks.push_back(ModelMask{1} << m);
+        whys.push_back(cs.contended ? "each model is tried apart, where the job gains most first"
+                                    : "each model is tried apart, the job's fastest first");
+      }
+    }
     // A gang larger than any one model's devices may still run across models, at the pace
     // of the slowest; one that fits a single model waits for it instead (tried below only
     // when every single model is infeasible).
@@ -903,11 +909,14 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
       mixed_last = true;
     }
   } else {
-    mixed_last = AgnosticMasks(j, c, mine, &masks);
+    mixed_last = AgnosticMasks(j, c, mine, &masks, &whys);
   }
   const size_t last_resort = mixed_last ? masks.size() - 1 : masks.size();
   bool all_infeasible = true;
   std::string detail;
+  // A job tried on several model sets in turn: what the placer said of each try ("on H800:
+  // ... | on A800: ..."), as each weighs different clusters.
+  bool placer_said = false;
   for (size_t i = 0; i < masks.size(); ++i) {
     ModelMask mask = masks[i];
     if (i == last_resort && !all_infeasible) continue;
@@ -918,10 +927,11 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
         *refused = PendingReason::kQuota;
         all_infeasible = false;
         detail = pre.why;
+        placer_said = false;
         continue;
       }
     }
-    GangResult r = PlaceAcrossClusters(j, c, mask, cs);
+    GangResult r = PlaceAcrossClusters(j, c, mask, cs, i < whys.size() ? whys[i] : nullptr);
     if (r.outcome == PlaceOutcome::kPlaced) {
       if (std::string held =
               holds_.size() ? holds_.Refuses(r.placements, c.holds, j.preemptible) : std::string();
@@ -931,6 +941,7 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
           cell_.Release(p);
         all_infeasible = false;
         detail = held;
+        placer_said = false;
         ModelMask rest = mask & ~holds_.Models(~uint64_t{0});
         if (rest != 0 && rest != mask && masks.size() < 8) masks.push_back(rest);
         continue;
@@ -948,6 +959,7 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
         *refused = PendingReason::kBudget;
         all_infeasible = false;
         detail = b.why;
+        placer_said = false;
         continue;
       }
       for (const Placement& p : r.placements)
@@ -955,6 +967,7 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
       *refused = PendingReason::kQuota;
       all_infeasible = false;
       detail = v.why;
+      placer_said = false;
       // Agnostic placement: retry once on the models the quota still allows.
       if (masks.size() == 1) {
         ModelMask allowed = 0;
@@ -967,8 +980,15 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
       continue;
     }
     if (r.outcome != PlaceOutcome::kInfeasible) all_infeasible = false;
-    if (detail.empty() || *refused == PendingReason::kNone)
-      detail = r.why.ToString() + (r.detail.empty() ? "" : "; " + r.detail);
+    if (detail.empty() || *refused == PendingReason::kNone) {
+      std::string said = r.why.ToString() + (r.detail.empty() ? "" : "; " + r.detail);
+      if (masks.size() > 1 && c.mask != 0) {
+        said = "on " + ModelNames(spec_, mask) + ": " + said;
+        if (placer_said) said = detail + " | " + said;
+      }
+      detail = std::move(said);
+      placer_said = true;
+    }
   }
   if (all_infeasible) MarkInfeasible(j);
   j.detail = detail;
@@ -983,7 +1003,7 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
 // the models it may use fill up. True when the last mask is to be tried only if every other
 // was infeasible.
 bool Engine::AgnosticMasks(const JobRecord& j, const Compiled& c, ModelMask mine,
-                           std::vector<ModelMask>* masks) const {
+                           std::vector<ModelMask>* masks, std::vector<const char*>* whys) const {
   if (c.mask == 0 || std::popcount(mine) < 2) {
     masks->push_back(mine);
     return false;
@@ -993,10 +1013,17 @@ bool Engine::AgnosticMasks(const JobRecord& j, const Compiled& c, ModelMask mine
   for (size_t m = 0; m < cell_.model_count(); ++m)
     if (((room.whole >> m) & 1) && quotas_.WithinGuarantee(j.job.tenant, RequestPerModel(j, m)))
       own |= ModelMask{1} << m;
-  if (own != 0 && own != room.whole) masks->push_back(own);
-  if (room.whole != 0) masks->push_back(room.whole);
+  if (own != 0 && own != room.whole) {
+    masks->push_back(own);
+    whys->push_back("the models within the tenant's guarantee are tried first");
+  }
+  if (room.whole != 0) {
+    masks->push_back(room.whole);
+    whys->push_back("the models the quota admits the whole job on are tried first");
+  }
   if (room.whole == mine) return false;
   masks->push_back(mine);
+  whys->push_back(nullptr);
   return masks->size() > 1 && j.task_count == 1;
 }
 
@@ -1157,13 +1184,15 @@ std::string Engine::BurstWhy(const JobRecord& j, const Compiled& c, TimeMs now) 
          FormatDuration(rule.after) + ", rule " + c.burst->name + ")";
 }
 
-GangResult Engine::PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask, CycleState& cs) {
+GangResult Engine::PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask, CycleState& cs,
+                                       const char* why_mask) {
   if (!c.global) return PlaceSpread(c, Variant(c, mask), std::nullopt);
   const std::vector<bool> blocked = BurstBlocks(j, c, cs.now);
   static const std::vector<int32_t> kNoSiblings;
   GlobalChoice choice =
       ChooseClusters(spec_, summaries_, *c.global, mask, blocked,
                      c.spread_group ? spread_.by_cluster(*c.spread_group) : kNoSiblings);
+  if (why_mask != nullptr) choice.why_only = why_mask;
   std::string fell_back;
   for (const ClusterScore& s : choice.candidates) {
     ModelMask models = c.mask == 0 ? mask : s.models & mask;

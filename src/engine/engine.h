@@ -173,8 +173,9 @@ class Engine final : public EventSink {
   bool PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_t holds = 0);
   // An agnostic job's model masks in the order the placer tries them (guaranteed, admitted,
   // all); true when the last is for telling infeasible jobs apart only.
+  // `whys` gets why each mask comes before the next (for the explanations).
   bool AgnosticMasks(const JobRecord& j, const Compiled& c, ModelMask mine,
-                     std::vector<ModelMask>* masks) const;
+                     std::vector<ModelMask>* masks, std::vector<const char*>* whys) const;
   // What the tenant's quota admits of the job now, on the models of `mask`.
   QuotaRoom QuotaRoomFor(const JobRecord& j, const Compiled& c, ModelMask mask) const;
   // Whether a cluster the job may use now has its device count free on `mask`; `freed`, when
@@ -207,7 +208,9 @@ class Engine final : public EventSink {
   // The global layer: on a fleet of several clusters, the job's candidate clusters from the
   // summaries, tried in order until one holds the gang; then its whole scope, which explains
   // why nothing fits. On one cluster, the gang placer over the cell.
-  GangResult PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask, CycleState& cs);
+  // `why_mask`: why the job is tried on `mask` before its other models (null: not said).
+  GangResult PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask, CycleState& cs,
+                                 const char* why_mask = nullptr);
   // PlaceGang for `gang`; a service replica with siblings running first tries the nodes away
   // from them (of `cluster`, or of the whole cell).
   GangResult PlaceSpread(const Compiled& c, const GangRequest& gang,

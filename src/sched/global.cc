@@ -36,6 +36,15 @@ void AppendFixed(std::string& out, double v) {
   out.append(buf, end);
 }
 
+// ", model step 2 of 3" for a job with several preference steps (nothing for one).
+void AppendStep(std::string& out, const GlobalChoice& choice, const ClusterScore& s) {
+  if (choice.steps < 2) return;
+  out += ", model step ";
+  out += std::to_string(s.step + 1);
+  out += " of ";
+  out += std::to_string(choice.steps);
+}
+
 // The explanations are built by appending to one string: a start's text is made on the
 // engine's thread at every start, and its temporaries were most of its cost.
 void AppendPassed(std::string& out, const Spec& spec, const GlobalRequest& request,
@@ -72,6 +81,19 @@ void AppendPassed(std::string& out, const Spec& spec, const GlobalRequest& reque
         break;
       case PassCode::kNoModel:
         out += "ModelNotAllowed (none of the job's device models)";
+        break;
+      case PassCode::kOtherModels:
+        // A job of several models tries them apart (the fastest first): this cluster's are
+        // weighed in another try, not refused.
+        out += "OtherModels (its ";
+        AppendModelNames(out, spec, p.models);
+        out += " is not in this try of ";
+        AppendModelNames(out, spec, choice.only);
+        if (!choice.why_only.empty()) {
+          out += ": ";
+          out += choice.why_only;
+        }
+        out += ')';
         break;
       case PassCode::kTooSmall:
         out += "TooSmall (";
@@ -162,6 +184,11 @@ GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
                             const std::vector<int32_t>& siblings) {
   GlobalChoice out;
   const JobConstraints& k = *request.constraints;
+  ModelMask job_models = 0;  // every model of every preference step
+  for (const auto& step : request.model_steps)
+    job_models |= step.second;
+  out.only = only & job_models;
+  out.steps = request.model_steps.size();
   int32_t replicas = 0;
   for (int32_t n : siblings)
     replicas += n;
@@ -257,6 +284,8 @@ GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
     if (out.candidates.size() == before) {
       if (first_why) {
         out.passed.push_back(*first_why);
+      } else if (ModelMask elsewhere = job_models & summaries.models(c); elsewhere != 0) {
+        pass(PassCode::kOtherModels, elsewhere);
       } else {
         pass(PassCode::kNoModel);
       }
@@ -267,6 +296,12 @@ GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
               return std::make_tuple(a.tier_rank, a.step, -a.score, a.cluster) <
                      std::make_tuple(b.tier_rank, b.step, -b.score, b.cluster);
             });
+  return out;
+}
+
+std::string ModelNames(const Spec& spec, ModelMask mask) {
+  std::string out;
+  AppendModelNames(out, spec, mask);
   return out;
 }
 
@@ -288,12 +323,15 @@ std::string DescribeChoice(const Spec& spec, const GlobalRequest& request,
   std::string out;
   out.reserve(256 + 64 * (choice.candidates.size() + choice.passed.size()));
   out += spec.clusters[chosen].name;
+  const ClusterScore* picked = nullptr;
   for (const ClusterScore& s : choice.candidates) {
     if (s.cluster != chosen) continue;
+    picked = &s;
     out += " (";
     out += ClusterTierName(spec.clusters[chosen].tier);
     out += ", ";
     AppendModelNames(out, spec, s.models);
+    AppendStep(out, choice, s);
     out += ", score ";
     AppendFixed(out, s.score);
     out += " = speed ";
@@ -311,6 +349,8 @@ std::string DescribeChoice(const Spec& spec, const GlobalRequest& request,
     out += ')';
     break;
   }
+  // The candidates are ordered by tier, then model step, then score: one of another tier or
+  // step says which, so that a higher score placed after the chosen one reads right.
   bool first = true;
   for (const ClusterScore& s : choice.candidates) {
     if (s.cluster == chosen) continue;
@@ -319,6 +359,17 @@ std::string DescribeChoice(const Spec& spec, const GlobalRequest& request,
     out += spec.clusters[s.cluster].name;
     out += ' ';
     AppendFixed(out, s.score);
+    if (picked == nullptr) continue;
+    if (s.tier_rank != picked->tier_rank) {
+      out += " (";
+      out += ClusterTierName(spec.clusters[s.cluster].tier);
+      out += s.tier_rank > picked->tier_rank ? ", a later tier)" : ", an earlier tier)";
+    } else if (s.step != picked->step) {
+      out += " (";
+      AppendModelNames(out, spec, s.models);
+      AppendStep(out, choice, s);
+      out += ')';
+    }
   }
   if (!choice.passed.empty()) {
     out += "; passed over: ";

@@ -76,6 +76,7 @@ enum class PassCode : uint8_t {
   kUnavailable,  // no schedulable node
   kCpu,          // no node with the largest task's CPU free (need)
   kNoModel,      // none of the job's device models
+  kOtherModels,  // it has only models of the job (models) not among those tried now (`only`)
   kTooSmall,     // fewer devices of the models (have) than the job needs (need), even empty
   kBusy,         // fewer free (have) than needed (need)
   kFragmented,   // no node with the largest task's devices free (need)
@@ -95,11 +96,17 @@ struct GlobalChoice {
   std::vector<ClusterScore> candidates;  // in the order to try
   std::vector<Passed> passed;            // clusters that are not, and why
   bool spread = false;                   // the scores have a spread part
+  ModelMask only = 0;                    // the models this choice was made for
+  std::string_view why_only;             // why those first (the caller's; "" = not said)
+  size_t steps = 0;                      // the job's model preference steps (0: CPU only)
 };
 
 // `only` restricts the job's models (the caller's model choice); `blocked`, by cluster, marks
 // the clusters the caller rules out at this moment (may be empty); `siblings`, by cluster, counts
 // the running replicas of the job's service (empty for a job of no service, or none running).
+// "H800/A100": the names of the models in `mask` ("devices" for none).
+std::string ModelNames(const Spec& spec, ModelMask mask);
+
 GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
                             const GlobalRequest& request, ModelMask only,
                             const std::vector<bool>& blocked,

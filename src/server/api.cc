@@ -9,6 +9,7 @@
 #include "config/loader.h"
 #include "model/job.h"
 #include "server/openapi.h"
+#include "server/placement_view.h"
 
 namespace tessera {
 
@@ -127,7 +128,7 @@ json JobJson(const StoredJob& j, bool with_spec) {
   out["first_start_ms"] = j.first_start ? json(*j.first_start) : json(nullptr);
   out["finished_ms"] = j.finished ? json(*j.finished) : json(nullptr);
   out["restarts"] = j.restarts;
-  out["placement"] = j.placement.empty() ? json::array() : json::parse(j.placement, nullptr, false);
+  out["placement"] = PlacementView(j.placement);
   out["submitted_by"] = j.principal;
   return out;
 }

@@ -15,6 +15,7 @@
 #include "config/job_json.h"
 #include "config/loader.h"
 #include "sched/fragmentation.h"
+#include "server/placement_view.h"
 
 namespace tessera {
 
@@ -670,6 +671,14 @@ Daemon::JobChange Daemon::ChangeOf(const JobRecord& rec) {
   // was handed over already when the run's placements were (a run's where is set at its start).
   if (c.waiting() || placed != rec.generation) {
     c.text = c.waiting() ? rec.detail : rec.where;
+    if (c.text.empty() && !rec.placements.empty()) {
+      // Placed without choosing among clusters (a fleet of one): which one, and that it was
+      // the only one, rather than nothing.
+      const CellState& cell = engine_->cell();
+      c.text =
+          spec_->cluster(spec_->node(cell.spec_node(rec.placements.front().node)).cluster).name +
+          " (the fleet's only cluster)";
+    }
     c.has_text = true;
   }
   if (rec.placements.empty()) {
@@ -817,6 +826,10 @@ void Daemon::ApplyChanges() {
       spent_.push_back(std::move(change));
     applying_.clear();
   }
+}
+
+Status Daemon::StoreFails(const std::string& what) const {
+  return Unavailable(what + ": the store's writes fail; it is retried, see the log and /readyz");
 }
 
 std::unique_lock<std::mutex> Daemon::LockView() const {
@@ -1069,24 +1082,53 @@ JobPage Daemon::ListJobs(const Caller& caller, const JobFilter& f) const {
   return page;
 }
 
+namespace {
+
+Status AlreadyEnded(const StoredJob& row) {
+  return FailedPrecondition("job " + std::to_string(row.id) + " has already ended (" + row.state +
+                            ")");
+}
+
+}  // namespace
+
 Result<StoredJob> Daemon::Cancel(const Caller& caller, const std::string& ref,
                                  const std::string& tenant) {
+  int64_t id = 0;
+  std::shared_future<Status> durable;
+  {
+    auto lock = LockView();
+    auto found = Resolve(caller, ref, tenant);
+    if (!found.ok()) return found.status();
+    id = *found;
+    const StoredJob& row = jobs_[id - 1];
+    if (!caller.MayChange(row.tenant)) {
+      return PermissionDenied("principal \"" + caller.name + "\" may not cancel jobs of tenant \"" +
+                              row.tenant + "\"");
+    }
+    if (Terminal(row.state)) return AlreadyEnded(row);
+    TakeArrivals();
+    if (!engine_id_[id - 1]) {
+      return Unavailable("job " + std::to_string(id) + " is still being stored");
+    }
+    // Durable before it is done or answered: a store that fails leaves the job as it was (503),
+    // and a restart after the answer finds it cancelled. The engine's record follows.
+    StoredJob cancelled = row;
+    cancelled.state = "cancelled";
+    cancelled.reason.clear();
+    cancelled.finished = clock_.Now();
+    cancelled.run_start.reset();
+    durable = store_->CommitJobUpdate(JobUpdate::Of(cancelled));
+  }
+  Status s = durable.get();
   auto lock = LockView();
-  auto id = Resolve(caller, ref, tenant);
-  if (!id.ok()) return id.status();
-  StoredJob& row = jobs_[*id - 1];
-  if (!caller.MayChange(row.tenant)) {
-    return PermissionDenied("principal \"" + caller.name + "\" may not cancel jobs of tenant \"" +
-                            row.tenant + "\"");
-  }
+  if (!s.ok()) return Unavailable("the store did not record the cancel: " + s.message());
+  const StoredJob& row = jobs_[id - 1];
   if (Terminal(row.state)) {
-    return FailedPrecondition("job " + std::to_string(row.id) + " has already ended (" + row.state +
-                              ")");
+    // It ended while the cancel was written: the store is told how, again, after it.
+    store_->UpdateJob(JobUpdate::Of(row));
+    return AlreadyEnded(row);
   }
-  TakeArrivals();
-  const std::optional<JobId>& eid = engine_id_[row.id - 1];
-  if (!eid) return Unavailable("job " + std::to_string(row.id) + " is still being stored");
-  engine_->Cancel(*eid, clock_.Now());
+  engine_->Cancel(*engine_id_[id - 1], clock_.Now());
   RunEngine();
   Poke();
   return row;
@@ -1106,7 +1148,7 @@ Result<json> Daemon::Explain(const Caller& caller, const std::string& ref,
     out["why_pending"] = {{"code", row.reason}, {"detail", row.detail}};
   } else if (row.state == "running" || row.state == "placed") {
     out["why_here"] = row.detail;
-    out["placement"] = row.placement.empty() ? json::array() : json::parse(row.placement);
+    out["placement"] = PlacementView(row.placement);
   }
   // Decisions are written behind the engine: read after everything queued so far.
   if (Status s = store_->Flush().get(); !s.ok()) return s;

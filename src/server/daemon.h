@@ -335,6 +335,8 @@ class Daemon {
   void ApplyChanges();
   // mu_, locked, with the view up to date.
   std::unique_lock<std::mutex> LockView() const;
+  // 503 for a change refused while the store's writes fail (`what`: "the reload is not applied").
+  Status StoreFails(const std::string& what) const;
   void ViewLoop();
   std::string PlacementJson(const std::vector<Placement>& placements) const;
   // A stored run's placements (read by ParsePlacement) on this cell's node indices.

@@ -181,6 +181,7 @@ Result<json> Daemon::HoldNode(const Caller& caller, const std::string& name,
     return PermissionDenied("only admins and operators " + action + " nodes");
   }
   std::shared_future<Status> durable;
+  std::optional<NodeFlags> before;  // restored when the store fails
   {
     auto lock = LockView();
     auto it = core_->node_index.find(name);
@@ -197,12 +198,22 @@ Result<json> Daemon::HoldNode(const Caller& caller, const std::string& name,
                                 "; uncordon lifts an operator's cordon or drain, and there is "
                                 "none on it");
     }
+    if (auto was = flags_.find(name); was != flags_.end()) before = was->second;
     NodeFlags f{name, action != "uncordon", action == "drain"};
     flags_[name] = f;
     durable = store_->PutNodeFlags(f);
   }
-  if (Status s = durable.get(); !s.ok()) return s;
+  Status s = durable.get();
   auto lock = LockView();
+  if (!s.ok()) {
+    // Not durable, so not done: the node shows what it did before.
+    if (before) {
+      flags_[name] = *before;
+    } else {
+      flags_.erase(name);
+    }
+    return Unavailable("the store did not record the " + action + ": " + s.message());
+  }
   uint32_t n = core_->node_index.at(name);
   TimeMs now = clock_.Now();
   if (action == "cordon") {

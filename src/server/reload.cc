@@ -54,6 +54,9 @@ Result<json> Daemon::Reload(const Caller& caller, bool apply) {
       {"clusters", Diff(before->clusters, next.clusters, name)},
       {"nodes", Diff(before->nodes, next.nodes, name)}};
   if (!apply) return out;
+  // What the reload changes is written by the engine behind it: on a store that fails now, the
+  // reload waits (nothing is changed) rather than be applied and not recorded.
+  if (store_->degraded()) return StoreFails("the reload is not applied");
 
   auto spec = std::make_shared<const Spec>(std::move(*loaded.spec));
   auto lock = LockView();
@@ -130,6 +133,13 @@ Result<json> Daemon::Reload(const Caller& caller, bool apply) {
   old.reset();                 // the old engine, then the configuration it was built on
   RunEngine();
   Poke();
+  lock.unlock();
+  // Answered once what it changed is durable (the store keeps and retries it if not).
+  if (Status s = store_->Flush().get(); !s.ok()) {
+    return Unavailable(
+        "the reload is applied, but the store has not recorded it yet (it retries): " +
+        s.message());
+  }
   out["applied"] = true;
   out["jobs"] = {
       {"resumed", resumed}, {"requeued", requeued}, {"queued", queued}, {"failed", failed}};

@@ -212,6 +212,7 @@ Result<json> Daemon::ReportLoad(const Caller& caller, const std::string& name,
   if (!in["rps"].is_number() || in["rps"].get<double>() < 0) {
     return bad("rps", "rps must be a number >= 0, got " + in["rps"].dump());
   }
+  if (store_->degraded()) return StoreFails("the load is not taken");
   auto lock = LockView();
   auto e = ServiceFor(services_, caller, name, "report the load of services");
   if (!e.ok()) return e.status();
@@ -224,7 +225,16 @@ Result<json> Daemon::ReportLoad(const Caller& caller, const std::string& name,
   core_->services->Step(*engine_, replica_host(), now);
   RunEngine();
   Poke();
-  return ServiceJson(**e);
+  json out = ServiceJson(**e);
+  lock.unlock();
+  // Answered once the replicas it started or stopped are durable.
+  if (Status s = store_->Flush().get(); !s.ok()) {
+    return Unavailable(
+        "the load is taken, but the store has not recorded its replicas yet (it "
+        "retries): " +
+        s.message());
+  }
+  return out;
 }
 
 }  // namespace tessera

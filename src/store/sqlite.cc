@@ -1,6 +1,39 @@
 #include "store/sqlite.h"
 
+#include <cstring>
+
 namespace tessera {
+
+namespace {
+
+// Whether a failure with this result code may go away by itself (space returns, a lock is
+// released, the disk comes back): Unavailable, so the writer retries what nobody waits for.
+// Any other (a constraint, a type mismatch) is this write's own fault: Internal.
+StatusCode CodeOf(int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_FULL:
+    case SQLITE_IOERR:
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_READONLY:
+    case SQLITE_CANTOPEN:
+    case SQLITE_NOMEM:
+    case SQLITE_PROTOCOL:
+    case SQLITE_INTERRUPT:
+      return StatusCode::kUnavailable;
+    default:
+      return StatusCode::kInternal;
+  }
+}
+
+// SQLite's message, and the operating system's error beneath it when there is one.
+std::string MessageOf(sqlite3* db) {
+  std::string msg = sqlite3_errmsg(db);
+  if (int e = sqlite3_system_errno(db); e != 0) msg += " (" + std::string(std::strerror(e)) + ")";
+  return msg;
+}
+
+}  // namespace
 
 SqliteStatement& SqliteStatement::operator=(SqliteStatement&& o) noexcept {
   if (this != &o) {
@@ -35,8 +68,8 @@ Result<bool> SqliteStatement::Step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  return Status(StatusCode::kUnavailable,
-                std::string("sqlite: ") + sqlite3_errmsg(db_) + " (" + sqlite3_sql(stmt_) + ")");
+  return Status(CodeOf(rc),
+                std::string("sqlite: ") + MessageOf(db_) + " (" + sqlite3_sql(stmt_) + ")");
 }
 
 Status SqliteStatement::Run() {
@@ -63,7 +96,8 @@ std::string_view SqliteStatement::View(int col) const {
                           static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
 }
 
-Result<std::unique_ptr<Sqlite>> Sqlite::Open(const std::string& path) {
+Result<std::unique_ptr<Sqlite>> Sqlite::Open(const std::string& path,
+                                             std::chrono::milliseconds busy_timeout) {
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(
       path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -72,7 +106,7 @@ Result<std::unique_ptr<Sqlite>> Sqlite::Open(const std::string& path) {
     sqlite3_close(db);
     return Status(StatusCode::kUnavailable, path + ": cannot open the store: " + msg);
   }
-  sqlite3_busy_timeout(db, 5000);
+  sqlite3_busy_timeout(db, static_cast<int>(busy_timeout.count()));
   return std::unique_ptr<Sqlite>(new Sqlite(db, path));
 }
 
@@ -83,10 +117,12 @@ Sqlite::~Sqlite() {
 Status Sqlite::Exec(std::string_view sql) {
   std::string s(sql);
   char* err = nullptr;
-  if (sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+  if (int rc = sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err); rc != SQLITE_OK) {
     std::string msg = err != nullptr ? err : "unknown error";
     sqlite3_free(err);
-    return Status(StatusCode::kUnavailable, path_ + ": " + msg);
+    if (int e = sqlite3_system_errno(db_); e != 0)
+      msg += " (" + std::string(std::strerror(e)) + ")";
+    return Status(CodeOf(rc), path_ + ": " + msg);
   }
   return Status::Ok();
 }
@@ -101,8 +137,8 @@ Result<SqliteStatement> Sqlite::Prepare(std::string_view sql) {
 }
 
 Status Sqlite::Error(std::string_view what) const {
-  return Status(StatusCode::kUnavailable,
-                path_ + ": " + std::string(what) + ": " + sqlite3_errmsg(db_));
+  return Status(CodeOf(sqlite3_errcode(db_)),
+                path_ + ": " + std::string(what) + ": " + MessageOf(db_));
 }
 
 }  // namespace tessera

@@ -7,6 +7,7 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -72,8 +73,10 @@ class SqliteStatement {
 
 class Sqlite {
  public:
-  // Opens (creating) the database file.
-  static Result<std::unique_ptr<Sqlite>> Open(const std::string& path);
+  // Opens (creating) the database file. A statement that finds the file locked by another
+  // connection retries for `busy_timeout`, then fails (SQLITE_BUSY: Unavailable).
+  static Result<std::unique_ptr<Sqlite>> Open(
+      const std::string& path, std::chrono::milliseconds busy_timeout = std::chrono::seconds(5));
   ~Sqlite();
   Sqlite(const Sqlite&) = delete;
   Sqlite& operator=(const Sqlite&) = delete;

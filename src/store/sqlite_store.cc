@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "store/schema.h"
@@ -90,7 +91,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
   auto lock = StoreLock::Acquire(path);
   if (!lock.ok()) return lock.status();
   if (Status s = CheckStoreFile(path); !s.ok()) return s;
-  auto writer = Sqlite::Open(path);
+  auto writer = Sqlite::Open(path, options.busy_timeout);
   if (!writer.ok()) return writer.status();
   if ((*writer)->ReadOnly()) {
     return Status(StatusCode::kFailedPrecondition,
@@ -218,43 +219,93 @@ void SqliteStore::Post(Write w) {
 
 void SqliteStore::WriterLoop() {
   pthread_setname_np(pthread_self(), "store-writer");  // as ps and top show it
+  // What a failed batch left that nobody waits for, written first next time (in order).
+  std::deque<Pending> kept;
+  std::chrono::milliseconds backoff{0};  // before retrying `kept` after a failure
   for (;;) {
     std::deque<Pending> batch;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, everything written
-      if (waiting_ == 0) {
-        // Nobody waits for these: give them company for a while (fewer syncs).
-        lingering_ = true;
-        cv_.wait_for(lock, options_.background_delay, [&] { return stopping_ || waiting_ > 0; });
-        lingering_ = false;
+      if (!kept.empty()) {
+        // The store failed: try again after a while, or at once for a caller who waits.
+        cv_.wait_for(lock, backoff, [&] { return stopping_ || waiting_ > 0; });
+      } else {
+        cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;  // stopping, everything written
+        if (waiting_ == 0) {
+          // Nobody waits for these: give them company for a while (fewer syncs).
+          lingering_ = true;
+          cv_.wait_for(lock, options_.background_delay, [&] { return stopping_ || waiting_ > 0; });
+          lingering_ = false;
+        }
       }
-      batch.swap(queue_);
+      batch.swap(kept);
+      for (Pending& p : queue_)
+        batch.push_back(std::move(p));
+      queue_.clear();
       waiting_ = 0;
     }
     Status status = writer_db_->Exec("BEGIN IMMEDIATE");
-    for (Pending& p : batch) {
-      if (!status.ok()) break;
-      status = p.write(*statements_);
+    size_t failed_at = batch.size();  // the write that failed, if one did
+    for (size_t i = 0; status.ok() && i < batch.size(); ++i) {
+      status = batch[i].write(*statements_);
+      if (!status.ok()) failed_at = i;
     }
     if (status.ok()) status = writer_db_->Exec("COMMIT");
     if (!status.ok()) (void)writer_db_->Exec("ROLLBACK");
+    if (!status.ok() && status.code() != StatusCode::kUnavailable && failed_at < batch.size()) {
+      // One write is wrong in itself (a constraint): it alone fails, the rest go again at once.
+      Pending bad = std::move(batch[failed_at]);
+      batch.erase(batch.begin() + static_cast<std::ptrdiff_t>(failed_at));
+      if (bad.done) {
+        bad.done->set_value(status);
+      } else {
+        ReportLoss(status, "a write was dropped");
+      }
+      kept = std::move(batch);
+      backoff = std::chrono::milliseconds{0};
+      continue;
+    }
     if (status.ok()) {
       committed_writes_ += batch.size();
       ++batches_;
+      backoff = std::chrono::milliseconds{0};
     }
-    // The store's health changes are told once each way, not at every batch.
-    if (degraded_.exchange(!status.ok()) != !status.ok()) {
-      std::lock_guard<std::mutex> lock(health_mu_);
-      if (health_log_) {
-        health_log_(!status.ok(),
-                    status.ok() ? "" : "store " + writer_db_->path() + ": " + status.message());
+    ReportHealth(status);
+    for (Pending& p : batch) {
+      if (p.done) {
+        p.done->set_value(status);
+      } else if (!status.ok()) {
+        kept.push_back(std::move(p));  // the engine's record: kept until the store takes it
       }
     }
-    for (Pending& p : batch)
-      if (p.done) p.done->set_value(status);
+    if (!status.ok()) {
+      backoff = std::clamp(backoff * 2, std::chrono::milliseconds{50}, kMaxBackoff);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) {
+        // Shutting down with a store that fails: what is kept is lost, and said so.
+        ReportLoss(status,
+                   "shutting down, " + std::to_string(kept.size()) + " writes were not stored");
+        kept.clear();
+      }
+    }
   }
+}
+
+void SqliteStore::ReportHealth(const Status& status) {
+  const bool failing = !status.ok();
+  // Told once each way, not at every batch.
+  if (degraded_.exchange(failing) == failing) return;
+  std::lock_guard<std::mutex> lock(health_mu_);
+  if (health_log_) {
+    health_log_(failing, failing ? "store " + writer_db_->path() + ": " + status.message() : "");
+  }
+}
+
+void SqliteStore::ReportLoss(const Status& status, const std::string& what) {
+  std::lock_guard<std::mutex> lock(health_mu_);
+  if (health_log_)
+    health_log_(true, "store " + writer_db_->path() + ": " + status.message() + "; " + what);
 }
 
 void SqliteStore::SetHealthLog(std::function<void(bool, const std::string&)> log) {
@@ -276,13 +327,23 @@ std::shared_future<Status> SqliteStore::InsertJob(StoredJob j) {
   });
 }
 
+namespace {
+
+Status WriteJobUpdate(const JobUpdate& j, SqliteStatement& update_job) {
+  update_job.Bind(1, j.id).Bind(2, j.state).Bind(3, j.reason).Bind(4, j.detail);
+  update_job.Bind(5, j.first_start).Bind(6, j.finished).Bind(7, j.restarts);
+  update_job.Bind(8, j.placement).Bind(9, j.run_start).Bind(10, j.kept_ms);
+  return update_job.Run();
+}
+
+}  // namespace
+
 void SqliteStore::UpdateJob(JobUpdate j) {
-  Post([j = std::move(j)](Statements& st) {
-    st.update_job.Bind(1, j.id).Bind(2, j.state).Bind(3, j.reason).Bind(4, j.detail);
-    st.update_job.Bind(5, j.first_start).Bind(6, j.finished).Bind(7, j.restarts);
-    st.update_job.Bind(8, j.placement).Bind(9, j.run_start).Bind(10, j.kept_ms);
-    return st.update_job.Run();
-  });
+  Post([j = std::move(j)](Statements& st) { return WriteJobUpdate(j, st.update_job); });
+}
+
+std::shared_future<Status> SqliteStore::CommitJobUpdate(JobUpdate j) {
+  return Enqueue([j = std::move(j)](Statements& st) { return WriteJobUpdate(j, st.update_job); });
 }
 
 void SqliteStore::AppendDecision(StoredDecision d) {

@@ -47,6 +47,9 @@ struct StoreOptions {
   // Writes nobody waits for (the engine's updates, decisions, cost rows) wait up to this long
   // for company before they are committed; a write with a future (a submission) ends the wait.
   std::chrono::milliseconds background_delay{10};
+  // How long a write waits for a lock another connection holds on the file before its batch
+  // fails (and is retried: SqliteStore's writes).
+  std::chrono::milliseconds busy_timeout{5000};
 };
 
 class SqliteStore {
@@ -73,10 +76,16 @@ class SqliteStore {
                                           std::string_view resolved, std::string_view placement)>;
   Status ReadActiveJobs(int64_t from, int64_t to, const ActiveJobRow& row) const;
 
-  // Queued writes. The futures resolve when the batch holding the write is committed (or
-  // failed: then nothing of that batch was written).
+  // Queued writes. The futures resolve when the batch holding the write is committed, or fail
+  // when the store does (a full disk, an I/O error: Unavailable) or when the write itself is
+  // wrong (a constraint: Internal). Writes without a future (the engine's record) are kept
+  // in order while the store fails and retried, backing off up to a second, until it takes
+  // them; only a write wrong in itself, or what is still kept when the store is destroyed, is
+  // dropped, and the health log says so.
   std::shared_future<Status> InsertJob(StoredJob job);
   void UpdateJob(JobUpdate update);
+  // The same, waited for: a change a caller is answered about only once it is durable (cancel).
+  std::shared_future<Status> CommitJobUpdate(JobUpdate update);
   void AppendDecision(StoredDecision d);
   // A decision whose detail ({"nodes": [...], "where": "..."}, each when not empty) the writer
   // formats: the engine's thread hands over the parts only.
@@ -123,8 +132,9 @@ class SqliteStore {
   // the next one that succeeds.
   bool degraded() const { return degraded_; }
   // Called by the writer thread when writes start failing (degraded, "store PATH: " and the
-  // failure's message) and
-  // when they succeed again (not degraded, ""): the daemon's log. Null = none.
+  // failure's message, with the OS error where there is one), when they succeed again (not
+  // degraded, ""), and at each loss of a write nobody waits for (degraded, the message and
+  // what was lost): the daemon's log. Null = none.
   void SetHealthLog(std::function<void(bool degraded, const std::string& message)> log);
 
  private:
@@ -142,7 +152,15 @@ class SqliteStore {
   void Post(Write w);
   // Under mu_: queues `p`; whether the writer must be woken (the queue was empty).
   bool Push(Pending p);
+  // The writer: batches, and on a failure keeps the writes nobody waits for and retries them.
   void WriterLoop();
+  // Tells the health log when the store starts failing and when it recovers.
+  void ReportHealth(const Status& status);
+  // Tells the health log that writes were lost (`what`), at every loss.
+  void ReportLoss(const Status& status, const std::string& what);
+
+  // The longest the writer waits before retrying a failed store.
+  static constexpr std::chrono::milliseconds kMaxBackoff{1000};
 
   const StoreOptions options_;
   StoreLock lock_;

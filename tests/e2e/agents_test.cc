@@ -223,6 +223,10 @@ TEST_F(AgentsTest, AKilledAgentsGangIsRequeuedWholeAndCompletesOnOtherNodes) {
       id, [](const json& j) { return j["state"] == "running" && j["placement"].size() == 2; });
   ASSERT_EQ(running["state"], "running") << running.dump();
   std::string lost_node = running["placement"][0]["node"];
+  auto why_here = [&] {
+    return Body(admin_->Get("/v1/jobs/" + std::to_string(id) + "/explain")).value("why_here", "");
+  };
+  EXPECT_EQ(why_here(), "bench (the fleet's only cluster)");
   // The task has started before its agent dies.
   std::string first;
   for (int i = 0; i < 100 && first.find("start") == std::string::npos; ++i) {
@@ -231,6 +235,12 @@ TEST_F(AgentsTest, AKilledAgentsGangIsRequeuedWholeAndCompletesOnOtherNodes) {
   }
   ASSERT_NE(first.find("node=" + lost_node), std::string::npos) << first;
   AgentOf(lost_node)->Kill9();
+  // Running again elsewhere, it says where and why, as the first run did.
+  json again = WaitFor(id, [](const json& j) {
+    return j["state"] == "succeeded" || (j["state"] == "running" && j["restarts"] == 1);
+  });
+  ASSERT_EQ(again["state"], "running") << again.dump();
+  EXPECT_EQ(why_here(), "bench (the fleet's only cluster)");
 
   json done = WaitForState(id, "succeeded");
   ASSERT_EQ(done["state"], "succeeded") << done.dump();

@@ -364,6 +364,57 @@ TEST(ControlPlaneStore, AFullDiskIsLoggedCountedTrulyAndRecoveredFromWithoutARes
   fs::remove_all(dir);
 }
 
+// A write the store did not take used to be acknowledged: a cancel answered 202 on a full disk,
+// and after a restart the job ran again. While another program holds the store's write lock
+// (an operator's sqlite3 shell in a transaction), cancel and cordon now answer 503 naming the
+// store and change nothing the API shows; once the lock is gone the cancel is durable before
+// it is answered, and a daemon killed right after finds the job cancelled.
+TEST(ControlPlaneStore, ACancelOrCordonTheStoreDoesNotTakeIsRefusedAndChangesNothing) {
+  fs::path dir = FreshDir("store-locked");
+  DaemonProcess d(dir, kEnterprise);
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http admin(d.url(), d.admin_token());
+  json job = {{"name", "keep"},
+              {"class", "batch"},
+              {"tenant", "consumer/ads/ctr"},
+              {"runtime", "10h"},
+              {"taskGroups", {{{"name", "w"}, {"count", 1}, {"cpu", 1}, {"memory", "1Gi"}}}}};
+  ASSERT_EQ(admin.Post("/v1/jobs", job.dump())->status, 201);
+  const std::string node = Body(admin.Get("/v1/nodes?limit=1"))["items"][0]["name"];
+  {
+    auto db = Sqlite::Open(d.store().string());
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    ASSERT_TRUE((*db)->Exec("BEGIN IMMEDIATE").ok());
+    const std::string before = Body(admin.Get("/v1/jobs/keep"))["state"];
+    auto cancel = admin.Post("/v1/jobs/keep/cancel", "");
+    ASSERT_TRUE(cancel);
+    EXPECT_EQ(cancel->status, 503) << cancel->body;
+    EXPECT_NE(
+        Body(cancel)["message"].get<std::string>().find("the store did not record the cancel"),
+        std::string::npos)
+        << cancel->body;
+    EXPECT_EQ(Body(admin.Get("/v1/jobs/keep"))["state"], before);
+    auto cordon = admin.Post("/v1/nodes/" + node + "/cordon", "");
+    ASSERT_TRUE(cordon);
+    EXPECT_EQ(cordon->status, 503) << cordon->body;
+    EXPECT_NE(Body(admin.Get("/v1/nodes/" + node))["state"], "cordoned");
+    EXPECT_EQ(Body(Http(d.url()).Get("/readyz"))["store_degraded"], true);
+    ASSERT_TRUE((*db)->Exec("COMMIT").ok());
+  }
+  auto cancel = admin.Post("/v1/jobs/keep/cancel", "");
+  ASSERT_TRUE(cancel);
+  EXPECT_EQ(cancel->status, 202) << cancel->body;
+  EXPECT_NE(d.log().find("store writes fail"), std::string::npos) << d.log();
+  EXPECT_NE(d.log().find("database is locked"), std::string::npos) << d.log();
+  d.Kill9();
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http again(d.url(), d.admin_token());
+  EXPECT_EQ(Body(again.Get("/v1/jobs/keep"))["state"], "cancelled");
+  EXPECT_NE(Body(again.Get("/v1/nodes/" + node))["state"], "cordoned");
+  d.Stop();
+  fs::remove_all(dir);
+}
+
 // A second daemon on the store of a running one used to start without a word, and both
 // scheduled; now it exits 2 naming the first, which goes on serving.
 TEST(ControlPlaneStore, ASecondDaemonOnTheSameStoreExitsTwoNamingTheFirst) {

@@ -151,6 +151,34 @@ TEST_F(GlobalLayer, TheCheapestDedicatedClusterWinsWhenNothingElseDiffers) {
       << where;
 }
 
+// A job of two models under a speed-aware ordering tries each model apart, fastest first. A
+// cluster with only the job's other model used to be passed over as "ModelNotAllowed (none of
+// the job's device models)" in the try it was not part of: now that try says it is tried apart,
+// and the pending detail has each try's reasons, so west-h's real one (too small) is there.
+TEST(GlobalLayerTries, AClusterOfTheJobsOtherModelIsNamedAsSuchAndItsRealReasonGiven) {
+  Harness h("hetero", /*backfill=*/true, kRegions);
+  // 12 devices in one gang: no G1 cluster has more than 8, west-h has 4 H1.
+  Job j = MakeJob(h.spec, "both", 12, 3600 * kSec);
+  j.tenant = *h.spec.FindTenant("t");  // its cloud opens only after 10 minutes
+  j.task_groups[0].request.devices.models = {{*h.spec.FindModel("G1"), 1000},
+                                             {*h.spec.FindModel("H1"), 500}};
+  JobId id = h.Submit(j, 0);
+  h.RunUntil(0);
+  const JobRecord& rec = h.engine->job(id);
+  ASSERT_FALSE(rec.running());
+  const std::string& why = rec.detail;
+  EXPECT_NE(why.find("on G1: "), std::string::npos) << why;
+  EXPECT_NE(why.find(" | on H1: "), std::string::npos) << why;
+  EXPECT_NE(why.find("west-h: OtherModels (its H1 is not in this try of G1: each model is tried "
+                     "apart, the job's fastest first)"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("west-ded: OtherModels (its G1 is not in this try of H1"), std::string::npos)
+      << why;
+  EXPECT_NE(why.find("west-h: TooSmall (4 H1 in all, the job needs 12)"), std::string::npos) << why;
+  EXPECT_EQ(why.find("ModelNotAllowed"), std::string::npos) << why;
+}
+
 TEST_F(GlobalLayer, DataLocalityOutweighsPrice) {
   // The job reads 200Ti of logs kept in east: bringing them west over 100Gbps takes ~4.9 h, a
   // locality penalty of -0.83 against west's price advantage of 0.1. It runs next to its data.
@@ -246,6 +274,14 @@ TEST_F(GlobalLayer, CardModelFallbackOrder) {
   h.RunUntil(0);
   EXPECT_EQ(ClusterOf(first), "west-h") << WhereOf(first);
   EXPECT_EQ(ClusterOf(second), "west-ded") << WhereOf(second);
+  // The order is the model step's before the score's: west-h is step 1, and a G1 cluster that
+  // scores higher says it is step 2 (and of which tier, when not the same).
+  const std::string where = WhereOf(first);
+  EXPECT_NE(where.find("west-h (dedicated, H1, model step 1 of 2, score"), std::string::npos)
+      << where;
+  EXPECT_NE(where.find(" (G1, model step 2 of 2)"), std::string::npos) << where;
+  EXPECT_NE(where.find("east-shr "), std::string::npos) << where;
+  EXPECT_NE(where.find(" (shared, a later tier)"), std::string::npos) << where;
   EXPECT_NE(WhereOf(second).find("west-h: Busy (0 H1 free of 4 needed)"), std::string::npos)
       << WhereOf(second);
 }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -366,7 +367,7 @@ TEST(SqliteStore, ClosingTheStoreCommitsTheWritesThatWait) {
   EXPECT_EQ(snap->jobs[0].state, "running");
 }
 
-TEST(SqliteStore, AFailedWriteFailsItsWholeBatchAndWritesNothingOfIt) {
+TEST(SqliteStore, AWriteWrongInItselfFailsAloneAndTheStoreStaysHealthy) {
   std::string path = FreshFile("fail");
   auto store = SqliteStore::Open(path);
   ASSERT_TRUE(store.ok());
@@ -376,24 +377,116 @@ TEST(SqliteStore, AFailedWriteFailsItsWholeBatchAndWritesNothingOfIt) {
   (*store)->SetHealthLog([&](bool degraded, const std::string& message) {
     told.push_back({degraded, message});
   });
-  EXPECT_FALSE((*store)->degraded());
-  // The same id again violates the primary key.
+  // The same id again violates the primary key: that write fails (Internal, not a store that
+  // is down), and what shares its batch is written.
+  JobUpdate running = JobUpdate::Of(j);
+  running.state = "running";
+  (*store)->UpdateJob(running);
   Status again = (*store)->InsertJob(j).get();
-  EXPECT_FALSE(again.ok());
+  EXPECT_EQ(again.code(), StatusCode::kInternal) << again.ToString();
+  ASSERT_TRUE((*store)->InsertJob(JobNamed(2, "b")).get().ok());
   auto snap = (*store)->Load();
   ASSERT_TRUE(snap.ok());
-  EXPECT_EQ(snap->jobs.size(), 1u);
-  // The failure is told once (with the store's path), the store degraded until a batch commits.
+  ASSERT_EQ(snap->jobs.size(), 2u);
+  EXPECT_EQ(snap->jobs[0].state, "running");
+  EXPECT_FALSE((*store)->degraded());
+  EXPECT_TRUE(told.empty());  // the caller was told; the store is fine
+  (*store)->SetHealthLog(nullptr);
+}
+
+// Another connection holds the file's write lock: the store fails as a full or broken disk
+// does (Unavailable), and comes back when the lock is released.
+class Locker {
+ public:
+  explicit Locker(const std::string& path) {
+    auto db = Sqlite::Open(path);
+    EXPECT_TRUE(db.ok());
+    db_ = std::move(*db);
+    EXPECT_TRUE(db_->Exec("BEGIN IMMEDIATE").ok());
+  }
+  void Release() { EXPECT_TRUE(db_->Exec("COMMIT").ok()); }
+
+ private:
+  std::unique_ptr<Sqlite> db_;
+};
+
+TEST(SqliteStore, WhileTheStoreFailsWaitedWritesFailAndTheEngineRecordIsKeptUntilItIsTaken) {
+  std::string path = FreshFile("keep");
+  StoreOptions options;
+  options.busy_timeout = std::chrono::milliseconds(20);
+  auto store = SqliteStore::Open(path, options);
+  ASSERT_TRUE(store.ok());
+  std::vector<std::pair<bool, std::string>> told;
+  std::mutex told_mu;
+  (*store)->SetHealthLog([&](bool degraded, const std::string& message) {
+    std::lock_guard<std::mutex> lock(told_mu);
+    told.push_back({degraded, message});
+  });
+  StoredJob j = JobNamed(1, "a");
+  ASSERT_TRUE((*store)->InsertJob(j).get().ok());
+
+  Locker locker(path);
+  // The engine's record of the job: nobody waits for it.
+  JobUpdate running = JobUpdate::Of(j);
+  running.state = "running";
+  (*store)->UpdateJob(running);
+  (*store)->AppendDecision({0, 5, "start", 1, "", ""});
+  // A caller who waits is told the store failed (and its write is not kept).
+  Status cordon = (*store)->PutNodeFlags({"n1", true, false}).get();
+  EXPECT_EQ(cordon.code(), StatusCode::kUnavailable) << cordon.ToString();
+  EXPECT_NE(cordon.message().find("locked"), std::string::npos) << cordon.ToString();
   EXPECT_TRUE((*store)->degraded());
-  EXPECT_FALSE((*store)->InsertJob(j).get().ok());
-  ASSERT_EQ(told.size(), 1u);
+  EXPECT_FALSE((*store)->Flush().get().ok());
+
+  locker.Release();
+  // Retried until taken, in order, before what comes after them.
+  ASSERT_TRUE((*store)->Flush().get().ok());
+  EXPECT_FALSE((*store)->degraded());
+  auto snap = (*store)->Load();
+  ASSERT_TRUE(snap.ok());
+  ASSERT_EQ(snap->jobs.size(), 1u);
+  EXPECT_EQ(snap->jobs[0].state, "running");
+  EXPECT_TRUE(snap->nodes.empty());
+  auto decisions = (*store)->QueryDecisions(1);
+  ASSERT_TRUE(decisions.ok());
+  ASSERT_EQ(decisions->size(), 1u);
+  EXPECT_EQ((*decisions)[0].kind, "start");
+  // Told once each way: failing (naming the file), then succeeding again.
+  (*store)->SetHealthLog(nullptr);
+  ASSERT_EQ(told.size(), 2u);
   EXPECT_TRUE(told[0].first);
   EXPECT_NE(told[0].second.find(path), std::string::npos) << told[0].second;
-  ASSERT_TRUE((*store)->InsertJob(JobNamed(2, "b")).get().ok());
-  EXPECT_FALSE((*store)->degraded());
-  ASSERT_EQ(told.size(), 2u);
   EXPECT_FALSE(told[1].first);
-  (*store)->SetHealthLog(nullptr);
+}
+
+TEST(SqliteStore, WhatIsStillKeptWhenTheStoreCloseIsLostAndSaidSo) {
+  std::string path = FreshFile("lost");
+  StoreOptions options;
+  options.busy_timeout = std::chrono::milliseconds(20);
+  std::vector<std::string> told;
+  std::mutex told_mu;
+  Locker* held = nullptr;
+  {
+    auto store = SqliteStore::Open(path, options);
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->InsertJob(JobNamed(1, "a")).get().ok());
+    (*store)->SetHealthLog([&](bool, const std::string& message) {
+      std::lock_guard<std::mutex> lock(told_mu);
+      told.push_back(message);
+    });
+    held = new Locker(path);
+    JobUpdate running = JobUpdate::Of(JobNamed(1, "a"));
+    running.state = "running";
+    (*store)->UpdateJob(running);
+    EXPECT_FALSE((*store)->Flush().get().ok());
+  }  // closed while the lock is held
+  held->Release();
+  delete held;
+  ASSERT_FALSE(told.empty());
+  EXPECT_NE(told.back().find("writes were not stored"), std::string::npos) << told.back();
+  auto snap = Reopened(path);
+  ASSERT_TRUE(snap.ok());
+  EXPECT_EQ(snap->jobs[0].state, "pending");
 }
 
 TEST(SqliteStore, TheLastMomentSeenAliveIsTheLatestMarkOrRecord) {
