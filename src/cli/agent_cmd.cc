@@ -31,6 +31,7 @@ struct AgentArgs {
   std::string token_file;
   std::string node, address, work_dir = "tessera-agent", checkpoint_root, grace = "10s";
   std::string devices, device_tool = "auto";
+  std::string containment = "auto", cgroup_root;
 };
 
 // The agent's token from --token-file: the file's first line, the file readable by its owner
@@ -110,6 +111,13 @@ int RunAgentCommand(const AgentArgs& a, std::ostream& err) {
     return kExitInvalidInput;
   }
   o.device_tool = *tool;
+  Result<ContainmentKind> containment = ParseContainmentKind(a.containment);
+  if (!containment.ok()) {
+    err << "error: " << containment.status().message() << "\n";
+    return kExitInvalidInput;
+  }
+  o.containment = *containment;
+  o.cgroup_root = a.cgroup_root;
   if (!a.devices.empty()) {
     auto list = ParseDeviceList(a.devices);
     if (!list.ok()) {
@@ -191,6 +199,14 @@ void RegisterAgent(CLI::App& app, std::ostream& out, std::ostream& err, int& cod
                   "Where the devices' inventory and telemetry come from: auto (nvidia-smi, else "
                   "npu-smi), nvidia-smi, npu-smi, or none (the fleet's devices, no telemetry)")
       ->capture_default_str();
+  cmd->add_option("--containment", a->containment,
+                  "How a task's processes are held together, to stop them all: auto (a cgroup "
+                  "v2 of its own when the agent can make one, else process groups), cgroup (or "
+                  "exit 2), process-group")
+      ->capture_default_str();
+  cmd->add_option("--cgroup-root", a->cgroup_root,
+                  "The cgroup v2 directory the agent makes its tasks' cgroups in (default: its "
+                  "own cgroup; with systemd, a unit with Delegate=yes)");
   cmd->add_option("--grace", a->grace,
                   "SIGTERM to SIGKILL for a task stopped without a grace period, and on exit")
       ->capture_default_str();

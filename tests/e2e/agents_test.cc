@@ -4,6 +4,7 @@
 // run adopts them without starting any twice, cancellation sends SIGTERM first, and agents'
 // syncs are checked like every request.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -11,8 +12,10 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
+#include "backends/local/containment.h"
 #include "testutil/agent_process.h"
 #include "testutil/daemon_process.h"
 #include "testutil/run_tessera.h"
@@ -35,6 +38,24 @@ using testing::TokenOf;
 using testing::kLocal;
 const char* kNodes[] = {"bench-gpu-0000", "bench-gpu-0001", "bench-gpu-0002"};
 
+// The cgroup v2 directory a process is in ("" when none): the cgroup2 mount joined with its
+// "0::PATH".
+std::string CgroupDirOf(pid_t pid) {
+  std::string mount;
+  std::ifstream info("/proc/self/mountinfo");
+  for (std::string line; std::getline(info, line);) {
+    size_t dash = line.find(" - cgroup2 ");
+    if (dash == std::string::npos) continue;
+    std::istringstream fields(line.substr(0, dash));
+    std::string skip;
+    fields >> skip >> skip >> skip >> skip >> mount;
+  }
+  std::istringstream cg(ReadText("/proc/" + std::to_string(pid) + "/cgroup"));
+  for (std::string line; std::getline(cg, line);)
+    if (line.rfind("0::", 0) == 0 && !mount.empty()) return mount + line.substr(3);
+  return "";
+}
+
 class AgentsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -53,8 +74,16 @@ class AgentsTest : public ::testing::Test {
     ASSERT_TRUE(WaitForNodes(3)) << Body(admin_->Get("/v1/nodes")).dump();
   }
   void TearDown() override {
-    for (auto& a : agents_)
+    for (auto& a : agents_) {
       a->Stop();
+      // An agent killed and never restarted leaves its (empty) cgroups: removed here.
+      std::filesystem::path subtree = CgroupDirOf(getpid());
+      subtree /= "tessera-" + AgentIdentity(a->node(), a->work_dir().string());
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(subtree, ec))
+        if (e.is_directory()) rmdir(e.path().c_str());
+      rmdir(subtree.c_str());
+    }
     daemon_->Stop();
     std::filesystem::remove_all(dir_);
   }
@@ -227,6 +256,8 @@ TEST_F(AgentsTest, AKilledAgentsGangIsRequeuedWholeAndCompletesOnOtherNodes) {
     return Body(admin_->Get("/v1/jobs/" + std::to_string(id) + "/explain")).value("why_here", "");
   };
   EXPECT_EQ(why_here(), "bench (the fleet's only cluster)");
+  // The placement names each task's kind, not the number the store keeps.
+  EXPECT_EQ(running["placement"][0]["kind"], "2 devices") << running.dump();
   // The task has started before its agent dies.
   std::string first;
   for (int i = 0; i < 100 && first.find("start") == std::string::npos; ++i) {
@@ -269,6 +300,90 @@ TEST_F(AgentsTest, AKilledAgentsGangIsRequeuedWholeAndCompletesOnOtherNodes) {
   }
   json node = Body(admin_->Get("/v1/nodes/" + lost_node));
   EXPECT_EQ(node["state"], "down") << node.dump();
+}
+
+// A job of one task that double-forks a sleeper into a session of its own (writing its pid to
+// CHECKPOINT_DIR/sleeper-RESTART.pid), then sleeps itself.
+json Escaper(const std::string& name) {
+  return {{"name", name},
+          {"class", "training"},
+          {"tenant", "lab/research"},
+          {"taskGroups",
+           {{{"name", "w"},
+             {"count", 1},
+             {"cpu", 1},
+             {"memory", "1Gi"},
+             {"devices", {{"count", 1}, {"models", {"L4"}}}}}}},
+          {"command",
+           "(setsid sh -c 'sleep 600 & echo $! > "
+           "$TESSERA_CHECKPOINT_DIR/sleeper-$TESSERA_RESTART_COUNT.pid; wait' &); sleep 600"}};
+}
+
+// The sleeper's pid a run of the job wrote on `node` (0 after 10 s).
+pid_t SleeperOf(AgentProcess* agent, int64_t id, int run) {
+  std::filesystem::path file = agent->work_dir() / "checkpoints" / std::to_string(id) /
+                               ("sleeper-" + std::to_string(run) + ".pid");
+  for (int i = 0; i < 100; ++i) {
+    std::ifstream in(file);
+    pid_t pid = 0;
+    if (in >> pid && pid > 0) return pid;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return 0;
+}
+
+bool DiesWithin10s(pid_t pid) {
+  for (int i = 0; i < 100 && ProcessAlive(pid); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return !ProcessAlive(pid);
+}
+
+// A task's setsid'd grandchild ran on after a cancel, and after its agent's kill -9 while the job
+// restarted elsewhere. Each task now runs in a cgroup of its own (CI runs as root): a cancel
+// kills all of it and removes the cgroup, and a restarted agent kills what its predecessor left
+// before it reports to the daemon.
+TEST_F(AgentsTest, NoProcessOfARunOutlivesItsCancelOrItsAgentsKillAndRestart) {
+  for (auto& a : agents_)
+    EXPECT_NE(a->log().find("tasks are contained by cgroup v2"), std::string::npos) << a->log();
+  int64_t id = Submit(Escaper("cancelled"));
+  json running = WaitForState(id, "running");
+  ASSERT_EQ(running["state"], "running") << running.dump();
+  AgentProcess* agent = AgentOf(running["placement"][0]["node"]);
+  ASSERT_NE(agent, nullptr);
+  pid_t sleeper = SleeperOf(agent, id, 0);
+  ASSERT_GT(sleeper, 0) << agent->log();
+  const std::string cgroup = CgroupDirOf(sleeper);
+  EXPECT_NE(cgroup.find("/tessera-" + agent->node() + "-"), std::string::npos) << cgroup;
+  auto r = admin_->Post("/v1/jobs/" + std::to_string(id) + "/cancel", "");
+  ASSERT_TRUE(r && r->status == 202) << (r ? r->body : "");
+  EXPECT_TRUE(DiesWithin10s(sleeper)) << "the sleeper " << sleeper << " outlived the cancel";
+  for (int i = 0; i < 100 && std::filesystem::exists(cgroup); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(std::filesystem::exists(cgroup)) << cgroup;
+
+  // The agent dies (kill -9) while the run goes on: its task dies with it, the sleeper does not;
+  // the daemon requeues the job elsewhere, and the agent, restarted, kills the sleeper.
+  id = Submit(Escaper("moved"));
+  running = WaitForState(id, "running");
+  ASSERT_EQ(running["state"], "running") << running.dump();
+  const std::string node = running["placement"][0]["node"];
+  agent = AgentOf(node);
+  sleeper = SleeperOf(agent, id, 0);
+  ASSERT_GT(sleeper, 0) << agent->log();
+  agent->Kill9();
+  json moved =
+      WaitFor(id, [](const json& j) { return j["restarts"] == 1 && j["state"] == "running"; });
+  ASSERT_EQ(moved["state"], "running") << moved.dump();
+  EXPECT_NE(moved["placement"][0]["node"], node);
+  EXPECT_TRUE(ProcessAlive(sleeper))
+      << "the sleeper died with its agent: the restart has nothing to do";
+  agent->Start(daemon_->url(), agent_tokens_[node]);
+  EXPECT_TRUE(DiesWithin10s(sleeper))
+      << "the sleeper " << sleeper << " outlived its agent's restart: " << agent->log();
+  EXPECT_NE(agent->log().find(" processes of tasks an earlier run of this agent left"),
+            std::string::npos)
+      << agent->log();
+  ASSERT_EQ(admin_->Post("/v1/jobs/" + std::to_string(id) + "/cancel", "")->status, 202);
 }
 
 TEST_F(AgentsTest, ADaemonKilledWhileTasksRunAdoptsThemAndStartsNoneTwice) {

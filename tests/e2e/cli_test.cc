@@ -57,6 +57,19 @@ TEST(Cli, TheAgentsBadFlagsAreErrorsBeforeItStarts) {
                       "\"rocm-smi\""),
             std::string::npos)
       << text;
+  EXPECT_EQ(testing::RunTessera("agent --node n1 --containment jail", &text, true, with_token), 2);
+  EXPECT_NE(text.find("--containment: expected auto, cgroup or process-group, got \"jail\""),
+            std::string::npos)
+      << text;
+  // Told to use cgroups where it cannot make them, it says why and does not start.
+  EXPECT_EQ(testing::RunTessera("agent --node n1 --work-dir /tmp/tessera-cli-containment "
+                                "--containment cgroup --cgroup-root /nonexistent",
+                                &text, true, with_token),
+            2);
+  EXPECT_NE(text.find("--containment cgroup: cannot make /nonexistent/tessera-n1-"),
+            std::string::npos)
+      << text;
+  std::filesystem::remove_all("/tmp/tessera-cli-containment");
   // Never on the command line; a token file others may read is refused; a missing one named.
   EXPECT_EQ(testing::RunTessera("agent --node n1 --token t", &text, true, env), 2);
   EXPECT_NE(text.find("--token: the agent's token on its command line is readable by every "

@@ -33,13 +33,14 @@ std::string HostName() {
 // The agent's state, shared by its two loops.
 class AgentCore {
  public:
-  AgentCore(const AgentOptions& o, std::ostream& log)
+  AgentCore(const AgentOptions& o, std::ostream& log, std::unique_ptr<Containment> containment)
       : options_(o),
         log_(log),
         host_(o.device_tool),
         supervisor_({o.work_dir,
                      o.checkpoint_root.empty() ? o.work_dir + "/checkpoints" : o.checkpoint_root,
-                     o.log_bytes}) {
+                     o.log_bytes},
+                    std::move(containment)) {
     std::random_device rd;
     char id[64];
     std::snprintf(id, sizeof id, "%s-%d-%08x", HostName().c_str(), static_cast<int>(getpid()),
@@ -193,7 +194,21 @@ Status RunAgent(const AgentOptions& options, const std::atomic<bool>& stop, std:
   std::error_code ec;
   std::filesystem::create_directories(options.work_dir, ec);
   if (ec) return InvalidArgument("--work-dir " + options.work_dir + ": " + ec.message());
-  AgentCore core(options, log);
+  // Each task's processes held together; what an earlier run of this agent left is killed
+  // before the daemon hears from it (those runs ended with that agent: the daemon requeues them).
+  ContainmentOptions contain;
+  contain.kind = options.containment;
+  contain.identity = AgentIdentity(options.node, options.work_dir);
+  contain.cgroup_root = options.cgroup_root;
+  auto containment = Containment::Make(contain);
+  if (!containment.ok()) return containment.status();
+  log << "agent " << options.node << ": tasks are contained by " << (*containment)->description()
+      << std::endl;
+  if (int left = (*containment)->KillLeftovers(); left > 0) {
+    log << "agent " << options.node << ": killed " << left
+        << " processes of tasks an earlier run of this agent left" << std::endl;
+  }
+  AgentCore core(options, log, std::move(*containment));
   auto poll_client = MakeClient(options);
   std::thread poller([&] {
     while (!stop.load()) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/local/containment.h"
 #include "backends/local/host.h"
 #include "common/clock.h"
 #include "common/status.h"
@@ -35,6 +36,10 @@ struct AgentOptions {
   std::vector<int> devices;
   // Where the devices' inventory and telemetry come from (host.h).
   DeviceTool device_tool = DeviceTool::kAuto;
+  // How a task's processes are held together (containment.h); the cgroup v2 directory for
+  // their cgroups ("" = the agent's own).
+  ContainmentKind containment = ContainmentKind::kAuto;
+  std::string cgroup_root;
   Millis default_grace = 10000;  // for a task stopped without a grace period
   size_t log_bytes = 16 * 1024;
 };

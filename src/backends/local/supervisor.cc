@@ -79,13 +79,19 @@ std::vector<char*> Pointers(std::vector<std::string>& strings) {
 
 }  // namespace
 
-Supervisor::Supervisor(SupervisorOptions options) : options_(std::move(options)) {}
+Supervisor::Supervisor(SupervisorOptions options, std::unique_ptr<Containment> containment)
+    : options_(std::move(options)), containment_(std::move(containment)) {}
 
 Supervisor::~Supervisor() {
   for (auto& [key, t] : tasks_) {
-    if (!t.running) continue;
-    kill(-t.pid, SIGKILL);
-    waitpid(t.pid, nullptr, 0);
+    if (!t.running && !t.draining) continue;
+    if (containment_) {
+      containment_->Signal(key.ToString(), t.pid, SIGKILL);
+    } else {
+      kill(-t.pid, SIGKILL);
+    }
+    if (t.running) waitpid(t.pid, nullptr, 0);
+    if (containment_) containment_->Release(key.ToString());
   }
 }
 
@@ -109,12 +115,21 @@ void Supervisor::Start(const TaskAssignment& a, TimeMs now) {
   std::map<std::string, std::string> vars = a.env;
   vars["TESSERA_CHECKPOINT_DIR"] = checkpoints.string();
   vars["TESSERA_TASK_KEY"] = a.key.ToString();
+  if (containment_) vars["TESSERA_AGENT_ID"] = containment_->identity();
   std::vector<std::string> env = Environment(vars);
   std::vector<std::string> argv = a.command;
   std::string program = Resolve(argv.at(0));
   std::vector<char*> envp = Pointers(env);
   std::vector<char*> args = Pointers(argv);
 
+  std::string contain_error;
+  const int cgroup = containment_ ? containment_->Prepare(a.key.ToString(), &contain_error) : -1;
+  if (!contain_error.empty()) {
+    t.running = false;
+    t.exit_code = 127;
+    t.error = contain_error;
+    return;
+  }
   int log = open(t.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
   int pipefd[2];  // carries exec's errno back; closed on a successful exec
@@ -124,6 +139,7 @@ void Supervisor::Start(const TaskAssignment& a, TimeMs now) {
     t.error = std::string("cannot prepare the task: ") + std::strerror(errno);
     if (log >= 0) close(log);
     if (null >= 0) close(null);
+    if (cgroup >= 0) close(cgroup);
     return;
   }
   const pid_t parent = getpid();
@@ -131,6 +147,11 @@ void Supervisor::Start(const TaskAssignment& a, TimeMs now) {
   if (pid == 0) {
     // The child: only async-signal-safe calls until exec.
     setpgid(0, 0);
+    if (cgroup >= 0 && write(cgroup, "0", 1) != 1) {  // into the task's cgroup
+      int err = errno;
+      (void)!write(pipefd[1], &err, sizeof err);
+      _exit(127);
+    }
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);  // the agent died before the signal was armed
     dup2(null, 0);
@@ -149,6 +170,7 @@ void Supervisor::Start(const TaskAssignment& a, TimeMs now) {
   close(pipefd[1]);
   close(log);
   close(null);
+  if (cgroup >= 0) close(cgroup);
   if (pid < 0) {
     close(pipefd[0]);
     t.running = false;
@@ -178,7 +200,11 @@ void Supervisor::Stop(const TaskKey& key, Millis grace, TimeMs now) {
   Task& t = it->second;
   t.stopping = true;
   t.kill_at = now + grace;
-  kill(-t.pid, SIGTERM);
+  if (containment_) {
+    containment_->Signal(key.ToString(), t.pid, SIGTERM);
+  } else {
+    kill(-t.pid, SIGTERM);
+  }
 }
 
 bool Supervisor::Poll(TimeMs now) {
@@ -192,13 +218,49 @@ bool Supervisor::Poll(TimeMs now) {
       t.exit_code = WIFEXITED(status)     ? WEXITSTATUS(status)
                     : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
                                           : 1;
-      kill(-t.pid, SIGKILL);  // what the task left behind in its group
+      // What the task left behind: its group, its cgroup, what carries its key.
+      if (containment_) {
+        containment_->Signal(key.ToString(), t.pid, SIGKILL);
+        t.draining = true;
+      } else {
+        kill(-t.pid, SIGKILL);
+      }
       exited = true;
       continue;
     }
-    if (t.stopping && now >= t.kill_at) kill(-t.pid, SIGKILL);
+    if (t.stopping && now >= t.kill_at) {
+      if (containment_) {
+        containment_->Signal(key.ToString(), t.pid, SIGKILL);
+      } else {
+        kill(-t.pid, SIGKILL);
+      }
+    }
   }
+  Drain(now);
   return exited;
+}
+
+void Supervisor::Drain(TimeMs now) {
+  if (!containment_ || now - drained_at_ < 200) return;
+  drained_at_ = now;
+  std::set<pid_t> running;
+  bool any = false;
+  for (auto& [key, t] : tasks_) {
+    if (t.running) running.insert(t.pid);
+    if (!t.draining) continue;
+    any = true;
+    const std::string k = key.ToString();
+    if (!containment_->Gone(k, t.pid)) {
+      containment_->Signal(k, t.pid, SIGKILL);  // a straggler forked meanwhile
+      continue;
+    }
+    if (containment_->Release(k)) t.draining = false;
+  }
+  // Orphans are looked for in every process's environment: now and then, or while draining.
+  if (any || now - reaped_at_ >= 2000) {
+    reaped_at_ = now;
+    containment_->ReapOrphans(running);
+  }
 }
 
 std::string Supervisor::Tail(Task& t, bool force) {
@@ -271,7 +333,12 @@ void Supervisor::StopAll(Millis grace) {
   TimeMs start = now();
   for (const TaskKey& k : Running())
     Stop(k, grace, start);
-  while (!Running().empty()) {
+  auto draining = [&] {
+    for (const auto& [key, t] : tasks_)
+      if (t.draining) return true;
+    return false;
+  };
+  while (!Running().empty() || draining()) {
     Poll(now());
     if (now() - start > grace + 2000) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

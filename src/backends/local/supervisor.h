@@ -1,7 +1,9 @@
 // The node agent's processes: each task runs as a child process in a process group of its
-// own, with its assignment's environment, its output in a log file under the work directory,
-// and death tied to the agent's (a task never outlives the agent that answers for it). A task
-// is stopped with SIGTERM to its group, then SIGKILL once its grace period has passed.
+// own (and, given a Containment, in a cgroup of its own or marked as the task's), with its
+// assignment's environment, its output in a log file under the work directory, and death tied
+// to the agent's (a task never outlives the agent that answers for it). A task is stopped with
+// SIGTERM to all its processes, then SIGKILL once its grace period has passed; what a task
+// leaves behind when it exits (a daemonized child) is killed too.
 //
 // The supervisor remembers every task it started (running, or exited with its status until
 // the daemon has recorded the exit, then for a while to report again to a daemon that
@@ -14,10 +16,12 @@
 #include <sys/types.h>
 
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "backends/local/containment.h"
 #include "backends/local/protocol.h"
 
 namespace tessera {
@@ -33,7 +37,8 @@ struct SupervisorOptions {
 
 class Supervisor {
  public:
-  explicit Supervisor(SupervisorOptions options);
+  // Without a containment a task's processes are its process group.
+  explicit Supervisor(SupervisorOptions options, std::unique_ptr<Containment> containment = {});
   ~Supervisor();  // kills every task's group
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;
@@ -67,6 +72,7 @@ class Supervisor {
   struct Task {
     pid_t pid = 0;  // also the group id
     bool running = true;
+    bool draining = false;  // exited: what it left is being killed, its cgroup removed
     bool stopping = false;
     TimeMs kill_at = 0;
     int exit_code = 0;
@@ -78,8 +84,13 @@ class Supervisor {
     off_t log_sent = -1;  // the log's size when its tail was last reported
   };
   std::string Tail(Task& t, bool force);
+  // Kills what exited tasks left and removes their cgroups, once in a while.
+  void Drain(TimeMs now);
 
   SupervisorOptions options_;
+  std::unique_ptr<Containment> containment_;  // null: process groups alone
+  TimeMs drained_at_ = 0;                     // the last Drain
+  TimeMs reaped_at_ = 0;                      // the last look for orphans
   std::map<TaskKey, Task> tasks_;
   std::set<TaskKey> forgotten_;  // acknowledged long ago: never started again
 };
