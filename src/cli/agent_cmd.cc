@@ -32,6 +32,7 @@ struct AgentArgs {
   std::string node, address, work_dir = "tessera-agent", checkpoint_root, grace = "10s";
   std::string devices, device_tool = "auto";
   std::string containment = "auto", cgroup_root;
+  bool allow_root_tasks = false;
 };
 
 // The agent's token from --token-file: the file's first line, the file readable by its owner
@@ -118,6 +119,7 @@ int RunAgentCommand(const AgentArgs& a, std::ostream& err) {
   }
   o.containment = *containment;
   o.cgroup_root = a.cgroup_root;
+  o.allow_root_tasks = a.allow_root_tasks;
   if (!a.devices.empty()) {
     auto list = ParseDeviceList(a.devices);
     if (!list.ok()) {
@@ -207,6 +209,9 @@ void RegisterAgent(CLI::App& app, std::ostream& out, std::ostream& err, int& cod
   cmd->add_option("--cgroup-root", a->cgroup_root,
                   "The cgroup v2 directory the agent makes its tasks' cgroups in (default: its "
                   "own cgroup; with systemd, a unit with Delegate=yes)");
+  cmd->add_flag("--allow-root-tasks", a->allow_root_tasks,
+                "An agent running as root runs a task whose tenant and cluster name no runAs "
+                "user as root (else such a task is refused)");
   cmd->add_option("--grace", a->grace,
                   "SIGTERM to SIGKILL for a task stopped without a grace period, and on exit")
       ->capture_default_str();

@@ -22,6 +22,8 @@ void ParseCluster(YamlMap& m, size_t index);
 void ParseDataset(YamlMap& m, size_t index);
 // Appends the tenant and its subtree (pre-order) under `parent`.
 void ParseTenant(YamlMap& m, std::optional<TenantId> parent);
+// runAs: {user, group}, when the mapping has one.
+std::optional<RunAs> ParseRunAs(YamlMap& m);
 void ParsePriorityClass(YamlMap& m, PriorityClass& out);
 void ParsePolicyRule(YamlMap& m, size_t index);
 void ParseJob(YamlMap& m, size_t index);

@@ -127,6 +127,12 @@ void ParseCluster(YamlMap& m, size_t ci) {
     }
   }
   c.labels = m.Labels("labels");
+  c.run_as = ParseRunAs(m);
+  if (c.run_as && c.backend != BackendKind::kLocal) {
+    m.ErrorAt("runAs", "runAs is for local clusters, whose agents run the tasks; a " +
+                           std::string(BackendKindName(c.backend)) +
+                           " cluster runs them as its own system does");
+  }
   if (auto n = m.Node("interconnect", Need::kOptional)) {
     YamlMap im(b, m.file(), *n, m.path().Field("interconnect"), "an interconnect");
     if (im.ok()) {

@@ -20,6 +20,7 @@ void ParseTenant(YamlMap& m, std::optional<TenantId> parent) {
     t.labels = m.Labels("labels");
     if (auto budget = m.MilliValue("budgetPerDay")) t.budget_per_day = *budget;
   }
+  b.spec.tenants[id.value()].run_as = ParseRunAs(m);
   // quotas: {MODEL: {guaranteed, limit, borrow, lend}}
   m.Entries("quotas", [&](const std::string& model, const YAML::Node& n, const FieldPath& p) {
     YamlMap qm(b, m.file(), n, p, "a quota");
@@ -45,6 +46,25 @@ void ParsePriorityClass(YamlMap& m, PriorityClass& out) {
   out.name = m.Str("name", Need::kRequired).value_or("");
   out.value = static_cast<int32_t>(m.Int("value", -1000000, 1000000, Need::kRequired).value_or(0));
   out.preemptible = m.Bool("preemptible").value_or(false);
+}
+
+std::optional<RunAs> ParseRunAs(YamlMap& m) {
+  auto n = m.Node("runAs", Need::kOptional);
+  if (!n) return std::nullopt;
+  YamlMap rm(m.builder(), m.file(), *n, m.path().Field("runAs"), "a runAs {user, group}");
+  if (!rm.ok()) return std::nullopt;
+  RunAs r;
+  r.user = rm.Str("user", Need::kRequired).value_or("");
+  r.group = rm.Str("group").value_or("");
+  const char* kName = "a host account name ([a-z_][a-z0-9_.-]*, at most 32 characters)";
+  if (!r.user.empty() && !ValidHostAccountName(r.user)) {
+    rm.ErrorAt("user", "\"" + r.user + "\" is not " + kName);
+  }
+  if (!r.group.empty() && !ValidHostAccountName(r.group)) {
+    rm.ErrorAt("group", "\"" + r.group + "\" is not " + kName);
+  }
+  if (r.user.empty()) return std::nullopt;
+  return r;
 }
 
 }  // namespace tessera::config_internal

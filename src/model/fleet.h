@@ -13,6 +13,7 @@
 #include "common/ids.h"
 #include "common/quantity.h"
 #include "model/catalog.h"
+#include "model/run_as.h"
 #include "model/topology.h"
 
 namespace tessera {
@@ -97,6 +98,7 @@ struct Cluster {
   NodeId first_node{0};  // nodes of a cluster are contiguous in Fleet::nodes
   uint32_t node_count = 0;
   std::map<std::string, std::string> labels;
+  std::optional<RunAs> run_as;  // the host user of tasks whose tenant names none
 };
 
 struct Dataset {

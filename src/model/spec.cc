@@ -49,4 +49,15 @@ std::vector<PriorityClass> Spec::DefaultPriorityClasses() {
           {"best-effort", 0, true}};
 }
 
+const RunAs* Spec::RunAsFor(TenantId tenant, ClusterId cluster) const {
+  for (std::optional<TenantId> t = tenant; t && t->value() < tenants.size();
+       t = tenants[t->value()].parent) {
+    if (tenants[t->value()].run_as) return &*tenants[t->value()].run_as;
+  }
+  if (cluster.value() < clusters.size() && clusters[cluster.value()].run_as) {
+    return &*clusters[cluster.value()].run_as;
+  }
+  return nullptr;
+}
+
 }  // namespace tessera

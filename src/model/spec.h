@@ -43,6 +43,9 @@ struct Spec {
   std::optional<DatasetId> FindDataset(std::string_view name) const;
   std::optional<TenantId> FindTenant(std::string_view path) const;
   const PriorityClass* FindPriority(std::string_view name) const;
+  // The host user a task of the tenant runs as on the cluster: the tenant's runAs, else its
+  // nearest ancestor's, else the cluster's; null when none names one.
+  const RunAs* RunAsFor(TenantId tenant, ClusterId cluster) const;
 
   // The priority classes that exist when a spec declares none.
   static std::vector<PriorityClass> DefaultPriorityClasses();

@@ -14,6 +14,7 @@
 
 #include "common/ids.h"
 #include "common/quantity.h"
+#include "model/run_as.h"
 
 namespace tessera {
 
@@ -33,6 +34,7 @@ struct Tenant {
   std::vector<Quota> quotas;            // at most one per model
   std::optional<Milli> budget_per_day;  // milli currency units; unset = unlimited
   std::map<std::string, std::string> labels;
+  std::optional<RunAs> run_as;  // its tasks' host user; unset = its parent's
 
   const Quota* QuotaFor(DeviceModelId model) const;
 };

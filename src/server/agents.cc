@@ -129,6 +129,11 @@ RunOrder Daemon::OrderOf(const JobRecord& job) const {
     RunOrder::Task& t = order.tasks.emplace_back();
     t.index = p.task.index;
     t.node = cell.node_name(p.node);
+    const ClusterId cluster = spec_->node(cell.spec_node(p.node)).cluster;
+    if (const RunAs* as = spec_->RunAsFor(job.job.tenant, cluster)) {
+      t.run_as_user = as->user;
+      t.run_as_group = as->group;
+    }
     std::string vendor;
     for (const DeviceUse& u : p.devices) {
       t.devices.push_back(u.index);

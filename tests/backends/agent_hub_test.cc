@@ -18,8 +18,8 @@ RunOrder Gang() {
   o.job_name = "pretrain";
   o.command = {"/bin/true"};
   o.env = {{"MODEL", "small"}};
-  o.tasks = {{0, "n0", {0, 1}, "CUDA_VISIBLE_DEVICES", 1000},
-             {1, "n1", {2, 3}, "CUDA_VISIBLE_DEVICES", 1000}};
+  o.tasks = {{0, "n0", {0, 1}, "CUDA_VISIBLE_DEVICES", 1000, "", ""},
+             {1, "n1", {2, 3}, "CUDA_VISIBLE_DEVICES", 1000, "", ""}};
   return o;
 }
 
@@ -75,7 +75,8 @@ TEST_F(AgentHubTest, EachNodeGetsItsTasksWithTheirDevicesAndPeers) {
 TEST(TaskEnvironment, ACpuTaskSeesNoGpuAndAFractionSaysItsShare) {
   RunOrder o;
   o.job_name = "j";
-  o.tasks = {{0, "n0", {}, "", 1000}, {1, "n0", {3}, "ASCEND_RT_VISIBLE_DEVICES", 250}};
+  o.tasks = {{0, "n0", {}, "", 1000, "", ""},
+             {1, "n0", {3}, "ASCEND_RT_VISIBLE_DEVICES", 250, "", ""}};
   auto cpu = TaskEnvironment(o, 0, {"h", "h"});
   EXPECT_EQ(cpu.at("CUDA_VISIBLE_DEVICES"), "");
   EXPECT_EQ(cpu.count("TESSERA_DEVICE_SHARE"), 0u);

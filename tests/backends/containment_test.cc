@@ -16,11 +16,13 @@
 #include <thread>
 
 #include "backends/local/supervisor.h"
+#include "backends/supervisor_testutil.h"
 
 namespace tessera {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::OptionsIn;
 
 TimeMs NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -94,7 +96,7 @@ TEST_P(Contained, ACancelledTaskLeavesNoProcessNotEvenASetsidOne) {
   auto containment = Make();
   ASSERT_TRUE(containment);
   const std::string cgroup = containment->CgroupOf(TaskKey{1, 0, 0}.ToString());
-  Supervisor sup({dir_.string(), (dir_ / "ckpt").string(), 64}, std::move(containment));
+  Supervisor sup(OptionsIn(dir_), std::move(containment));
   TaskKey key{1, 0, 0};
   sup.Start(Task(key, Escaping("sleep 600")), NowMs());
   pid_t sleeper = SleeperOf(key);
@@ -115,7 +117,7 @@ TEST_P(Contained, ACancelledTaskLeavesNoProcessNotEvenASetsidOne) {
 TEST_P(Contained, WhatATaskLeavesBehindWhenItExitsIsKilled) {
   auto containment = Make();
   ASSERT_TRUE(containment);
-  Supervisor sup({dir_.string(), (dir_ / "ckpt").string(), 64}, std::move(containment));
+  Supervisor sup(OptionsIn(dir_), std::move(containment));
   TaskKey key{2, 0, 0};
   sup.Start(Task(key, Escaping("sleep 0.3; exit 0")), NowMs());
   pid_t sleeper = SleeperOf(key);
@@ -139,7 +141,7 @@ TEST_P(Contained, ARestartedAgentKillsWhatItsKilledPredecessorLeft) {
     o.identity = AgentIdentity("node", dir_.string());
     auto c = Containment::Make(o);
     if (!c.ok()) _exit(3);
-    auto* sup = new Supervisor({dir_.string(), (dir_ / "ckpt").string(), 64}, std::move(*c));
+    auto* sup = new Supervisor(OptionsIn(dir_), std::move(*c));
     sup->Start(Task({3, 0, 0}, Escaping("sleep 600")), NowMs());
     for (int i = 0; i < 500 && !fs::exists(pid_file); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -51,13 +51,20 @@ TEST(SyncMessages, RoundTrip) {
   a.epoch = "e1";
   a.version = 4;
   a.heartbeat_ms = 2000;
-  a.run = {{{3, 1, 0}, "train", {"/bin/sh", "-c", "echo hi"}, {{"CUDA_VISIBLE_DEVICES", "0"}}}};
+  a.run = {{{3, 1, 0},
+            "train",
+            {"/bin/sh", "-c", "echo hi"},
+            {{"CUDA_VISIBLE_DEVICES", "0"}},
+            "alice",
+            "ml"}};
   a.stop = {{{3, 0, 0}, 30000}};
   a.acked = {{2, 0, 0}};
   auto ans = ReadSyncAnswer(ToJson(a).dump());
   ASSERT_TRUE(ans.ok()) << ans.status().ToString();
   EXPECT_EQ(ans->run[0].command[2], "echo hi");
   EXPECT_EQ(ans->run[0].env.at("CUDA_VISIBLE_DEVICES"), "0");
+  EXPECT_EQ(ans->run[0].run_as_user, "alice");
+  EXPECT_EQ(ans->run[0].run_as_group, "ml");
   EXPECT_EQ(ans->stop[0].grace_ms, 30000);
   EXPECT_EQ(ans->acked[0].ToString(), "2.0.0");
 }

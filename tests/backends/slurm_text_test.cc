@@ -83,8 +83,8 @@ TEST(BuildSubmission, OneAllocationOnTheChosenNodesWithEachTasksIndex) {
   o.job_name = "it's";
   o.command = {"python", "train.py", "--name", "a b"};
   o.env = {{"MODE", "fast"}};
-  o.tasks = {{0, "west-1", {0, 1}, "CUDA_VISIBLE_DEVICES", 1000},
-             {1, "west-0", {0, 1}, "CUDA_VISIBLE_DEVICES", 1000}};
+  o.tasks = {{0, "west-1", {0, 1}, "CUDA_VISIBLE_DEVICES", 1000, "", ""},
+             {1, "west-0", {0, 1}, "CUDA_VISIBLE_DEVICES", 1000, "", ""}};
   SlurmSubmission s =
       BuildSubmission(o, {{1500, 4096, 2}, {1500, 4096, 2}}, "gpu", "/w", "/ckpt", std::nullopt);
   auto has = [&](const std::string& a) {
@@ -113,7 +113,9 @@ TEST(BuildSubmission, SeveralTasksOnANodeHaveLocalRanks) {
   RunOrder o;
   o.job = 2;
   o.command = {"true"};
-  o.tasks = {{0, "n0", {}, "", 1000}, {1, "n0", {}, "", 1000}, {2, "n1", {}, "", 1000}};
+  o.tasks = {{0, "n0", {}, "", 1000, "", ""},
+             {1, "n0", {}, "", 1000, "", ""},
+             {2, "n1", {}, "", 1000, "", ""}};
   SlurmSubmission s = BuildSubmission(o, {{1000, 0, 0}, {1000, 0, 0}, {1000, 0, 0}}, "", "/w", "/c",
                                       Millis{90 * 1000});
   EXPECT_NE(std::find(s.args.begin(), s.args.end(), "--ntasks-per-node=2"), s.args.end());

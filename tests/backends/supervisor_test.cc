@@ -4,11 +4,16 @@
 #include "backends/local/supervisor.h"
 
 #include <gtest/gtest.h>
+#include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <thread>
+
+#include "backends/supervisor_testutil.h"
 
 namespace tessera {
 namespace {
@@ -19,12 +24,14 @@ TimeMs Now() {
       .count();
 }
 
+using testing::OptionsIn;
+
 class SupervisorTest : public ::testing::Test {
  protected:
   SupervisorTest()
       : dir_(std::filesystem::temp_directory_path() /
              ("tessera-sup-" + std::to_string(getpid()) + "-" + std::to_string(++count_))),
-        sup_({dir_.string(), (dir_ / "ckpt").string(), 64}) {}
+        sup_(OptionsIn(dir_)) {}
   ~SupervisorTest() override { std::filesystem::remove_all(dir_); }
 
   // Polls until no task runs (or 10 s); returns the reports then.
@@ -160,6 +167,60 @@ TEST_F(SupervisorTest, ExitsAcknowledgedLongAgoAreForgottenButNeverStartedAgain)
   EXPECT_TRUE(sup_.Knows({7, 0, 0}));  // what the agent asks before it starts a task
   EXPECT_TRUE(sup_.Knows({7, 0, 1}));
   EXPECT_FALSE(sup_.Knows({7, 0, 2}));
+}
+
+// A task runs as the user its runAs names (an agent running as root drops to it before the
+// program starts), in directories that are that user's; with no user named, a root agent
+// refuses it unless allowed. Root is what lets the agent switch: CI runs the tests as root.
+TEST(SupervisorRunAs, ARootAgentRunsATaskAsItsUserAndRefusesRootUnlessAllowed) {
+  ASSERT_EQ(geteuid(), 0u) << "switching users needs root (CI runs as root)";
+  const passwd* nobody = getpwnam("nobody");
+  ASSERT_NE(nobody, nullptr);
+  const uid_t uid = nobody->pw_uid;
+  const std::string home = nobody->pw_dir;
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tessera-runas-" + std::to_string(getpid()));
+  SupervisorOptions o = OptionsIn(dir);
+  o.allow_root_tasks = false;
+  o.log_bytes = 4096;
+  Supervisor sup(o);
+  TaskAssignment as_nobody;
+  as_nobody.key = {7, 0, 0};
+  as_nobody.command = {"/bin/sh", "-c", "echo uid=$(id -u) user=$USER home=$HOME; touch mine"};
+  as_nobody.run_as_user = "nobody";
+  sup.Start(as_nobody, 0);
+  TaskAssignment unnamed = as_nobody;
+  unnamed.key = {8, 0, 0};
+  unnamed.run_as_user.clear();
+  sup.Start(unnamed, 0);
+  TaskAssignment stranger = as_nobody;
+  stranger.key = {9, 0, 0};
+  stranger.run_as_user = "no-such-user-here";
+  sup.Start(stranger, 0);
+  for (int i = 0; i < 500 && !sup.Running().empty(); ++i) {
+    sup.Poll(0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::map<int64_t, TaskReport> by_job;
+  for (TaskReport& r : sup.Reports(true))
+    by_job[r.key.job] = r;
+  EXPECT_EQ(by_job[7].exit_code, 0) << by_job[7].error << by_job[7].log;
+  EXPECT_NE(by_job[7].log.find("uid=" + std::to_string(uid) + " user=nobody home=" + home),
+            std::string::npos)
+      << by_job[7].log;
+  struct stat st {};
+  ASSERT_EQ(stat((dir / "tasks" / TaskKey{7, 0, 0}.ToString() / "mine").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, uid);
+  ASSERT_EQ(stat((dir / "ckpt" / "7").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, uid) << "the checkpoint directory is the task user's";
+  EXPECT_EQ(by_job[8].exit_code, 127);
+  EXPECT_NE(by_job[8].error.find("the agent runs as root and the task names no user to run as"),
+            std::string::npos)
+      << by_job[8].error;
+  EXPECT_EQ(by_job[9].exit_code, 127);
+  EXPECT_NE(by_job[9].error.find("no user \"no-such-user-here\" on this host"), std::string::npos)
+      << by_job[9].error;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

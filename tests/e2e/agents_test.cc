@@ -4,6 +4,8 @@
 // run adopts them without starting any twice, cancellation sends SIGTERM first, and agents'
 // syncs are checked like every request.
 #include <gtest/gtest.h>
+#include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -574,6 +576,83 @@ TEST(AgentTelemetry, IdleGpusTriggerIdleReclaimAndAnotherGpuCountIsFlagged) {
   EXPECT_EQ(node["agent"]["mismatch"],
             "the fleet declares 2 devices on this node; the agent's host has 3")
       << node.dump();
+  daemon.Stop();
+  std::filesystem::remove_all(dir);
+}
+
+// Tasks ran as the agent's user, root on most hosts. A tenant's runAs now names the host user
+// its tasks run as (the root agent drops to it before the program starts), in a checkpoint
+// directory that is that user's; a tenant that names none takes the cluster's.
+TEST(AgentRunAs, ATenantsTasksRunAsItsHostUser) {
+  ASSERT_EQ(geteuid(), 0u) << "switching users needs a root agent (CI runs as root)";
+  const passwd* nobody = getpwnam("nobody");
+  ASSERT_NE(nobody, nullptr);
+  const uid_t uid = nobody->pw_uid;
+  auto dir = FreshDir("run-as");
+  std::filesystem::create_directories(dir / "config");
+  std::ofstream(dir / "config" / "fleet.yaml") << R"(deviceModels:
+  - {name: L4, kind: gpu, vendor: nvidia, memory: 24Gi}
+regions:
+  - name: lab
+clusters:
+  - name: bench
+    region: lab
+    backend: local
+    runAs: {user: nobody}
+    nodeGroups:
+      - {name: gpu, count: 1, cpu: 4, memory: 8Gi, devices: {model: L4, count: 2}}
+tenants:
+  - name: lab
+    children:
+      - name: ops
+        runAs: {user: daemon}
+      - name: research
+)";
+  DaemonProcess daemon(dir / "daemon", (dir / "config").string());
+  daemon.set_extra_args({"--agent-heartbeat", "500ms"});
+  ASSERT_TRUE(daemon.Start()) << daemon.log();
+  Http admin(daemon.url(), daemon.admin_token());
+  AgentProcess agent(dir / "agents", "bench-gpu-0000", "127.0.0.1");
+  agent.Start(daemon.url(), AgentTokenOf(admin, "bench-gpu-0000"));
+  auto submit = [&](const std::string& tenant) {
+    json job = {{"name", "who-" + tenant.substr(4)},
+                {"class", "batch"},
+                {"tenant", tenant},
+                {"taskGroups", {{{"name", "w"}, {"count", 1}, {"cpu", 1}, {"memory", "1Gi"}}}},
+                {"command", "echo uid=$(id -u) user=$USER; touch $TESSERA_CHECKPOINT_DIR/mine"}};
+    auto r = admin.Post("/v1/jobs", job.dump());
+    EXPECT_TRUE(r && r->status == 201) << (r ? r->body : "");
+    return r && r->status == 201 ? Body(r)["id"].get<int64_t>() : 0;
+  };
+  const int64_t research = submit("lab/research");
+  const int64_t ops = submit("lab/ops");
+  auto done = [&](int64_t id) {
+    json j;
+    for (int i = 0; i < 300; ++i) {
+      j = Body(admin.Get("/v1/jobs/" + std::to_string(id)));
+      if (j["state"] == "succeeded" || j["state"] == "failed") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return j;
+  };
+  json r = done(research);
+  EXPECT_EQ(r["state"], "succeeded") << r.dump() << agent.log();
+  std::string log =
+      Body(admin.Get("/v1/jobs/" + std::to_string(research) + "/logs")).value("log", "");
+  EXPECT_NE(log.find("uid=" + std::to_string(uid) + " user=nobody"), std::string::npos) << log;
+  struct stat st {};
+  ASSERT_EQ(
+      stat((agent.work_dir() / "checkpoints" / std::to_string(research) / "mine").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, uid);
+  json o = done(ops);
+  EXPECT_EQ(o["state"], "succeeded") << o.dump() << agent.log();
+  const passwd* daemon_user = getpwnam("daemon");
+  ASSERT_NE(daemon_user, nullptr);
+  log = Body(admin.Get("/v1/jobs/" + std::to_string(ops) + "/logs")).value("log", "");
+  EXPECT_NE(log.find("uid=" + std::to_string(daemon_user->pw_uid) + " user=daemon"),
+            std::string::npos)
+      << log;
+  agent.Stop();
   daemon.Stop();
   std::filesystem::remove_all(dir);
 }

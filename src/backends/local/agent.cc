@@ -30,6 +30,15 @@ std::string HostName() {
   return name;
 }
 
+SupervisorOptions SupervisorOptionsOf(const AgentOptions& o) {
+  SupervisorOptions s;
+  s.work_dir = o.work_dir;
+  s.checkpoint_root = o.checkpoint_root.empty() ? o.work_dir + "/checkpoints" : o.checkpoint_root;
+  s.log_bytes = o.log_bytes;
+  s.allow_root_tasks = o.allow_root_tasks;
+  return s;
+}
+
 // The agent's state, shared by its two loops.
 class AgentCore {
  public:
@@ -37,10 +46,7 @@ class AgentCore {
       : options_(o),
         log_(log),
         host_(o.device_tool),
-        supervisor_({o.work_dir,
-                     o.checkpoint_root.empty() ? o.work_dir + "/checkpoints" : o.checkpoint_root,
-                     o.log_bytes},
-                    std::move(containment)) {
+        supervisor_(SupervisorOptionsOf(o), std::move(containment)) {
     std::random_device rd;
     char id[64];
     std::snprintf(id, sizeof id, "%s-%d-%08x", HostName().c_str(), static_cast<int>(getpid()),
@@ -204,6 +210,12 @@ Status RunAgent(const AgentOptions& options, const std::atomic<bool>& stop, std:
   if (!containment.ok()) return containment.status();
   log << "agent " << options.node << ": tasks are contained by " << (*containment)->description()
       << std::endl;
+  if (geteuid() == 0) {
+    log << "agent " << options.node << ": running as root: tasks run as their runAs user"
+        << (options.allow_root_tasks ? ", as root when they name none (--allow-root-tasks)"
+                                     : "; a task that names none is refused")
+        << std::endl;
+  }
   if (int left = (*containment)->KillLeftovers(); left > 0) {
     log << "agent " << options.node << ": killed " << left
         << " processes of tasks an earlier run of this agent left" << std::endl;

@@ -40,6 +40,8 @@ struct AgentOptions {
   // their cgroups ("" = the agent's own).
   ContainmentKind containment = ContainmentKind::kAuto;
   std::string cgroup_root;
+  // An agent running as root runs a task that names no runAs user as root only when set.
+  bool allow_root_tasks = false;
   Millis default_grace = 10000;  // for a task stopped without a grace period
   size_t log_bytes = 16 * 1024;
 };

@@ -80,6 +80,8 @@ void AgentHub::Assign(const RunOrder& order) {
     a.job_name = order.job_name;
     a.command = order.command;
     a.env = TaskEnvironment(order, i, peers);
+    a.run_as_user = t.run_as_user;
+    a.run_as_group = t.run_as_group;
     it->second.run[key] = std::move(a);
     it->second.stop.erase(key);
     run.nodes[t.index] = t.node;

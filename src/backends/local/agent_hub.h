@@ -39,7 +39,8 @@ struct RunOrder {
     std::vector<int> devices;  // device indices on the node
     // CUDA_VISIBLE_DEVICES, ASCEND_RT_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES ("" = no device)
     std::string visible_variable;
-    Milli milli_each = 1000;  // a fractional share of one device when below 1000
+    Milli milli_each = 1000;                // a fractional share of one device when below 1000
+    std::string run_as_user, run_as_group;  // the host user to run as ("" = none named)
   };
   std::vector<Task> tasks;
 };

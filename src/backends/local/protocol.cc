@@ -220,10 +220,13 @@ json ToJson(const SyncRequest& r) {
 json ToJson(const SyncAnswer& a) {
   json run = json::array();
   for (const TaskAssignment& t : a.run) {
-    run.push_back({{"key", t.key.ToString()},
-                   {"job_name", t.job_name},
-                   {"command", t.command},
-                   {"env", t.env}});
+    json task = {{"key", t.key.ToString()},
+                 {"job_name", t.job_name},
+                 {"command", t.command},
+                 {"env", t.env}};
+    if (!t.run_as_user.empty()) task["run_as_user"] = t.run_as_user;
+    if (!t.run_as_group.empty()) task["run_as_group"] = t.run_as_group;
+    run.push_back(std::move(task));
   }
   json stop = json::array();
   for (const TaskStop& s : a.stop)
@@ -297,6 +300,8 @@ Result<SyncAnswer> ReadSyncAnswer(const std::string& body, std::string* field) {
         throw Malformed{t.Path("command"), "expected a program and its arguments"};
       }
       t.StringMap("env", a.env);
+      t.Str("run_as_user", a.run_as_user);
+      t.Str("run_as_group", a.run_as_group);
     });
     r.List("stop", [&](Reader& t) {
       TaskStop& s = out.stop.emplace_back();

@@ -84,6 +84,8 @@ struct TaskAssignment {
   std::string job_name;
   std::vector<std::string> command;
   std::map<std::string, std::string> env;  // the job's own and TESSERA_* / *_VISIBLE_DEVICES
+  // The host user (and group, "" = the user's primary) to run as; "" = none named.
+  std::string run_as_user, run_as_group;
 };
 
 // A task the node should stop, with the time it has to exit after SIGTERM.

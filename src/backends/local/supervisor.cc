@@ -1,6 +1,7 @@
 #include "backends/local/supervisor.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -40,9 +41,11 @@ std::string Resolve(const std::string& program) {
 }
 
 // The child's environment, clean: nothing of the agent's own (its token, its server, whatever
-// its service manager set) but the search path and the locale, then the task's user and the
-// task's variables (the job's own, TESSERA_TASK_*, devices, peers) over them.
-std::vector<std::string> Environment(const std::map<std::string, std::string>& vars) {
+// its service manager set) but the search path and the locale, then the task's user (`user`)
+// and the task's variables (the job's own, TESSERA_TASK_*, devices, peers) over them.
+std::vector<std::string> Environment(const std::map<std::string, std::string>& vars,
+                                     const std::string& user, const std::string& home,
+                                     const std::string& shell) {
   std::map<std::string, std::string> all;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string kv = *e;
@@ -55,11 +58,11 @@ std::vector<std::string> Environment(const std::map<std::string, std::string>& v
     }
   }
   if (!all.count("PATH")) all["PATH"] = "/usr/local/bin:/usr/bin:/bin";
-  if (const passwd* pw = getpwuid(geteuid())) {
-    all["HOME"] = pw->pw_dir;
-    all["USER"] = pw->pw_name;
-    all["LOGNAME"] = pw->pw_name;
-    all["SHELL"] = pw->pw_shell;
+  if (!user.empty()) {
+    all["HOME"] = home;
+    all["USER"] = user;
+    all["LOGNAME"] = user;
+    all["SHELL"] = shell;
   }
   for (const auto& [k, v] : vars)
     all[k] = v;
@@ -67,6 +70,65 @@ std::vector<std::string> Environment(const std::map<std::string, std::string>& v
   for (const auto& [k, v] : all)
     out.push_back(k + "=" + v);
   return out;
+}
+
+// Who a task runs as: the host account of its runAs, resolved before the fork (the child may
+// call only async-signal-safe functions).
+struct Identity {
+  bool change = false;  // the agent is root and drops to uid/gid
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;     // the user's supplementary groups
+  std::string name, dir, shell;  // "" = no account (HOME and USER are left unset)
+};
+
+// The identity of a task, or why it may not run.
+Result<Identity> IdentityOf(const TaskAssignment& a, bool allow_root) {
+  Identity id;
+  const uid_t self = geteuid();
+  std::string user = a.run_as_user;
+  if (user.empty()) {
+    if (self == 0 && !allow_root) {
+      return FailedPrecondition(
+          "the agent runs as root and the task names no user to run as: set runAs for its "
+          "tenant or cluster in the configuration, or start the agent with --allow-root-tasks");
+    }
+    const passwd* pw = getpwuid(self);
+    if (pw == nullptr) return id;
+    user = pw->pw_name;
+  }
+  const passwd* pw = getpwnam(user.c_str());
+  if (pw == nullptr) return FailedPrecondition("no user \"" + user + "\" on this host (runAs)");
+  id.uid = pw->pw_uid;
+  id.gid = pw->pw_gid;
+  id.name = pw->pw_name;
+  id.dir = pw->pw_dir;
+  id.shell = pw->pw_shell;
+  if (!a.run_as_group.empty()) {
+    const group* gr = getgrnam(a.run_as_group.c_str());
+    if (gr == nullptr) {
+      return FailedPrecondition("no group \"" + a.run_as_group + "\" on this host (runAs)");
+    }
+    id.gid = gr->gr_gid;
+  }
+  if (id.uid != self) {
+    if (self != 0) {
+      return FailedPrecondition("the agent runs as uid " + std::to_string(self) +
+                                ", not root: it cannot run the task as \"" + user + "\" (runAs)");
+    }
+    if (id.uid == 0 && !allow_root) {
+      return FailedPrecondition("runAs names root: start the agent with --allow-root-tasks");
+    }
+    id.change = true;
+    int n = 64;
+    id.groups.resize(static_cast<size_t>(n));
+    if (getgrouplist(id.name.c_str(), id.gid, id.groups.data(), &n) < 0) {
+      id.groups.resize(static_cast<size_t>(n));
+      getgrouplist(id.name.c_str(), id.gid, id.groups.data(), &n);
+    }
+    id.groups.resize(static_cast<size_t>(n));
+  }
+  return id;
 }
 
 std::vector<char*> Pointers(std::vector<std::string>& strings) {
@@ -102,6 +164,13 @@ bool Supervisor::Knows(const TaskKey& key) const {
 void Supervisor::Start(const TaskAssignment& a, TimeMs now) {
   (void)now;
   Task& t = tasks_[a.key];
+  Result<Identity> who = IdentityOf(a, options_.allow_root_tasks);
+  if (!who.ok()) {
+    t.running = false;
+    t.exit_code = 127;
+    t.error = who.status().message();
+    return;
+  }
   std::error_code ec;
   std::filesystem::path logs = std::filesystem::path(options_.work_dir) / "logs";
   std::filesystem::path dir = std::filesystem::path(options_.work_dir) / "tasks" / a.key.ToString();
@@ -116,7 +185,19 @@ void Supervisor::Start(const TaskAssignment& a, TimeMs now) {
   vars["TESSERA_CHECKPOINT_DIR"] = checkpoints.string();
   vars["TESSERA_TASK_KEY"] = a.key.ToString();
   if (containment_) vars["TESSERA_AGENT_ID"] = containment_->identity();
-  std::vector<std::string> env = Environment(vars);
+  std::vector<std::string> env = Environment(vars, who->name, who->dir, who->shell);
+  if (who->change) {
+    // Its working and checkpoint directories are the task user's.
+    if (chown(dir.c_str(), who->uid, who->gid) != 0 ||
+        chown(checkpoints.c_str(), who->uid, who->gid) != 0) {
+      t.running = false;
+      t.exit_code = 127;
+      t.error =
+          "cannot give the task's directories to \"" + who->name + "\": " + std::strerror(errno);
+      return;
+    }
+  }
+  const Identity& as = *who;
   std::vector<std::string> argv = a.command;
   std::string program = Resolve(argv.at(0));
   std::vector<char*> envp = Pointers(env);
@@ -152,6 +233,13 @@ void Supervisor::Start(const TaskAssignment& a, TimeMs now) {
       (void)!write(pipefd[1], &err, sizeof err);
       _exit(127);
     }
+    if (as.change && (setgroups(as.groups.size(), as.groups.data()) != 0 || setgid(as.gid) != 0 ||
+                      setuid(as.uid) != 0)) {
+      int err = errno;
+      (void)!write(pipefd[1], &err, sizeof err);
+      _exit(127);
+    }
+    // After the user changes: a change of credentials clears the death signal.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);  // the agent died before the signal was armed
     dup2(null, 0);

@@ -33,6 +33,9 @@ struct SupervisorOptions {
   // How long an acknowledged exit is kept to report again to a daemon that restarted (the
   // daemon stores an exit as it acknowledges it; this covers the moment between the two).
   Millis keep_acknowledged = 10 * 60 * 1000;
+  // A supervisor running as root runs a task that names no user (runAs) as root only when
+  // this is set (`tessera agent --allow-root-tasks`); else the task fails with the reason.
+  bool allow_root_tasks = false;
 };
 
 class Supervisor {
