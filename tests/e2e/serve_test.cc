@@ -920,6 +920,17 @@ TEST(Serve, OperatorsCordonAndDrainNodesAndTheHoldSurvivesARestart) {
   }
   std::vector<std::pair<std::string, int>> expected = {{"otto", 200}, {"otto", 200}, {"mia", 403}};
   EXPECT_EQ(holds, expected);
+  // Paged one record at a time: the footer's cursor (--after) gives the next older record.
+  ASSERT_GE(audit["items"].size(), 2u);
+  ASSERT_EQ(RunTessera("audit --limit 1", &out, false, d.CliEnv()), 0);
+  const std::string cursor = "--after " + audit["items"][0]["seq"].dump();
+  EXPECT_NE(out.find("1 of " + audit["total"].dump() + " shown, newest first; older: " + cursor),
+            std::string::npos)
+      << out;
+  ASSERT_EQ(RunTessera("audit -o json --limit 1 " + cursor, &out, false, d.CliEnv()), 0);
+  json older = json::parse(out, nullptr, false);
+  ASSERT_EQ(older["items"].size(), 1u) << out;
+  EXPECT_EQ(older["items"][0]["seq"], audit["items"][1]["seq"]) << out;
 }
 
 }  // namespace
