@@ -153,11 +153,13 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   if (options.work_dir.empty()) options.work_dir = ".";
   if (const char* t = std::getenv("TESSERA_ADMIN_TOKEN")) options.admin_token = t;
   auto log_mu = std::make_shared<std::mutex>();  // whole lines from many threads
-  options.log = [&err, log_mu](const std::string& level, const std::string& msg,
-                               const json& fields) {
+  // Every line of serve's log, from any thread (the daemon's, the API's, this one).
+  const auto log_line = [&err, log_mu](const std::string& level, const std::string& msg,
+                                       const json& fields = json::object()) {
     std::lock_guard<std::mutex> lock(*log_mu);
     Log(err, level, msg, fields);
   };
+  options.log = log_line;
   std::string new_token;
   auto t0 = std::chrono::steady_clock::now();
   auto daemon = Daemon::Start(std::move(*spec), std::move(*store), clock, options, &new_token);
@@ -168,14 +170,14 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   double restore_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   const Daemon::StartTimes& start = (*daemon)->start_times();
-  Log(err, "info", "state restored",
-      {{"store", *path},
-       {"jobs", start.jobs},
-       {"queued", start.active},
-       {"rechecked", start.rechecked},
-       {"ms", std::round(restore_ms * 10) / 10},
-       {"load_ms", std::round((*daemon)->start_times().load_ms)},
-       {"restore_ms", std::round((*daemon)->start_times().restore_ms)}});
+  log_line("info", "state restored",
+           {{"store", *path},
+            {"jobs", start.jobs},
+            {"queued", start.active},
+            {"rechecked", start.rechecked},
+            {"ms", std::round(restore_ms * 10) / 10},
+            {"load_ms", std::round((*daemon)->start_times().load_ms)},
+            {"restore_ms", std::round((*daemon)->start_times().restore_ms)}});
 
   HttpServerOptions server_options = ApiServerOptions();
   server_options.tls_cert = a.tls_cert;
@@ -195,10 +197,7 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   HttpServer& http = **server;
   ApiOptions api_options;
   if (a.log_requests) {
-    api_options.request_log = [&err, log_mu](json fields) {
-      std::lock_guard<std::mutex> lock(*log_mu);  // whole lines from many worker threads
-      Log(err, "info", "request", std::move(fields));
-    };
+    api_options.request_log = [log_line](json fields) { log_line("info", "request", fields); };
   }
   auto api = InstallApi(http, **daemon, api_options);
   auto port = http.Bind(listen->first, listen->second);
@@ -213,7 +212,7 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
     out << "admin token (shown once; set TESSERA_ADMIN_TOKEN to choose it): " << new_token << "\n";
   }
   out.flush();
-  Log(err, "info", "listening", {{"url", url}});
+  log_line("info", "listening", {{"url", url}});
   if (!a.ready_file.empty()) {
     std::ofstream(a.ready_file + ".tmp") << url << "\n";
     std::filesystem::rename(a.ready_file + ".tmp", a.ready_file);
@@ -221,7 +220,7 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   std::thread stopper([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
-    Log(err, "info", "stopping", {{"signal", sig}});
+    log_line("info", "stopping", {{"signal", sig}});
     (*daemon)->agents().Shutdown();  // the agents' open syncs answer now
     http.Stop();
   });
@@ -232,7 +231,7 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
     stopper.join();
   }
   daemon->reset();
-  Log(err, "info", "stopped");
+  log_line("info", "stopped");
   return kExitOk;
 }
 
