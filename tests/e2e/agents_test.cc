@@ -14,7 +14,6 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <thread>
 
 #include "backends/local/containment.h"
@@ -39,24 +38,6 @@ using testing::TokenOf;
 
 using testing::kLocal;
 const char* kNodes[] = {"bench-gpu-0000", "bench-gpu-0001", "bench-gpu-0002"};
-
-// The cgroup v2 directory a process is in ("" when none): the cgroup2 mount joined with its
-// "0::PATH".
-std::string CgroupDirOf(pid_t pid) {
-  std::string mount;
-  std::ifstream info("/proc/self/mountinfo");
-  for (std::string line; std::getline(info, line);) {
-    size_t dash = line.find(" - cgroup2 ");
-    if (dash == std::string::npos) continue;
-    std::istringstream fields(line.substr(0, dash));
-    std::string skip;
-    fields >> skip >> skip >> skip >> skip >> mount;
-  }
-  std::istringstream cg(ReadText("/proc/" + std::to_string(pid) + "/cgroup"));
-  for (std::string line; std::getline(cg, line);)
-    if (line.rfind("0::", 0) == 0 && !mount.empty()) return mount + line.substr(3);
-  return "";
-}
 
 class AgentsTest : public ::testing::Test {
  protected:

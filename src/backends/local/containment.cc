@@ -69,35 +69,6 @@ pid_t ParentOf(pid_t pid) {
   return ppid;
 }
 
-// The cgroup v2 directory this process is in: the cgroup2 mount (from /proc/self/mountinfo)
-// joined with the "0::PATH" line of /proc/self/cgroup; "" with a reason when there is none.
-std::string OwnCgroup(std::string* why) {
-  std::string mount, root;
-  std::ifstream info("/proc/self/mountinfo");
-  for (std::string line; std::getline(info, line);) {
-    size_t dash = line.find(" - ");
-    if (dash == std::string::npos || line.compare(dash + 3, 8, "cgroup2 ") != 0) continue;
-    std::istringstream fields(line.substr(0, dash));
-    std::string id, parent, dev;
-    fields >> id >> parent >> dev >> root >> mount;
-    break;
-  }
-  if (mount.empty()) {
-    *why = "no cgroup v2 is mounted";
-    return "";
-  }
-  std::ifstream cg("/proc/self/cgroup");
-  for (std::string line; std::getline(cg, line);) {
-    if (line.rfind("0::", 0) != 0) continue;
-    std::string path = line.substr(3);
-    if (root != "/" && path.rfind(root, 0) == 0) path = path.substr(root.size());
-    if (path == "/") path.clear();
-    return mount + path;
-  }
-  *why = "this process is in no cgroup v2 (/proc/self/cgroup has no 0:: line)";
-  return "";
-}
-
 // Whether a child can join a cgroup made under `subtree` (write access to cgroup.procs of the
 // common ancestor is needed too, so the only sure test is to do it).
 bool CanJoin(const std::string& subtree, std::string* why) {
@@ -129,6 +100,34 @@ bool ProcessAlive(pid_t pid) {
   return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
 }
 
+std::string CgroupDirOf(pid_t pid, std::string* why) {
+  std::string mount, root;
+  std::ifstream info("/proc/self/mountinfo");
+  for (std::string line; std::getline(info, line);) {
+    size_t dash = line.find(" - ");
+    if (dash == std::string::npos || line.compare(dash + 3, 8, "cgroup2 ") != 0) continue;
+    std::istringstream fields(line.substr(0, dash));
+    std::string id, parent, dev;
+    fields >> id >> parent >> dev >> root >> mount;
+    break;
+  }
+  if (mount.empty()) {
+    if (why != nullptr) *why = "no cgroup v2 is mounted";
+    return "";
+  }
+  const std::string file = "/proc/" + std::to_string(pid) + "/cgroup";
+  std::ifstream cg(file);
+  for (std::string line; std::getline(cg, line);) {
+    if (line.rfind("0::", 0) != 0) continue;
+    std::string path = line.substr(3);
+    if (root != "/" && path.rfind(root, 0) == 0) path = path.substr(root.size());
+    if (path == "/") path.clear();
+    return mount + path;
+  }
+  if (why != nullptr) *why = "the process is in no cgroup v2 (" + file + " has no 0:: line)";
+  return "";
+}
+
 Result<ContainmentKind> ParseContainmentKind(std::string_view name) {
   if (name == "auto") return ContainmentKind::kAuto;
   if (name == "cgroup") return ContainmentKind::kCgroup;
@@ -157,7 +156,8 @@ Result<std::unique_ptr<Containment>> Containment::Make(const ContainmentOptions&
   c->identity_ = options.identity;
   std::string why;
   if (options.kind != ContainmentKind::kProcessGroup) {
-    std::string base = options.cgroup_root.empty() ? OwnCgroup(&why) : options.cgroup_root;
+    std::string base =
+        options.cgroup_root.empty() ? CgroupDirOf(getpid(), &why) : options.cgroup_root;
     if (!base.empty()) {
       std::string subtree = base + "/tessera-" + options.identity;
       if (mkdir(subtree.c_str(), 0755) != 0 && errno != EEXIST) {

@@ -50,6 +50,10 @@ std::string AgentIdentity(const std::string& node, const std::string& work_dir);
 // Whether the process exists and has not exited (a zombie has).
 bool ProcessAlive(pid_t pid);
 
+// The cgroup v2 directory a process is in: the cgroup2 mount (from /proc/self/mountinfo) joined
+// with the "0::PATH" line of /proc/PID/cgroup; "" (and `why`, when given) when there is none.
+std::string CgroupDirOf(pid_t pid, std::string* why = nullptr);
+
 class Containment {
  public:
   // kAuto: cgroups when the agent can make its subtree, else process groups. kCgroup: an error

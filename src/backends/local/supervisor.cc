@@ -147,11 +147,7 @@ Supervisor::Supervisor(SupervisorOptions options, std::unique_ptr<Containment> c
 Supervisor::~Supervisor() {
   for (auto& [key, t] : tasks_) {
     if (!t.running && !t.draining) continue;
-    if (containment_) {
-      containment_->Signal(key.ToString(), t.pid, SIGKILL);
-    } else {
-      kill(-t.pid, SIGKILL);
-    }
+    SignalTask(key, t, SIGKILL);
     if (t.running) waitpid(t.pid, nullptr, 0);
     if (containment_) containment_->Release(key.ToString());
   }
@@ -288,10 +284,14 @@ void Supervisor::Stop(const TaskKey& key, Millis grace, TimeMs now) {
   Task& t = it->second;
   t.stopping = true;
   t.kill_at = now + grace;
+  SignalTask(key, t, SIGTERM);
+}
+
+void Supervisor::SignalTask(const TaskKey& key, const Task& t, int sig) {
   if (containment_) {
-    containment_->Signal(key.ToString(), t.pid, SIGTERM);
+    containment_->Signal(key.ToString(), t.pid, sig);
   } else {
-    kill(-t.pid, SIGTERM);
+    kill(-t.pid, sig);
   }
 }
 
@@ -307,22 +307,12 @@ bool Supervisor::Poll(TimeMs now) {
                     : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
                                           : 1;
       // What the task left behind: its group, its cgroup, what carries its key.
-      if (containment_) {
-        containment_->Signal(key.ToString(), t.pid, SIGKILL);
-        t.draining = true;
-      } else {
-        kill(-t.pid, SIGKILL);
-      }
+      SignalTask(key, t, SIGKILL);
+      t.draining = containment_ != nullptr;
       exited = true;
       continue;
     }
-    if (t.stopping && now >= t.kill_at) {
-      if (containment_) {
-        containment_->Signal(key.ToString(), t.pid, SIGKILL);
-      } else {
-        kill(-t.pid, SIGKILL);
-      }
-    }
+    if (t.stopping && now >= t.kill_at) SignalTask(key, t, SIGKILL);
   }
   Drain(now);
   return exited;

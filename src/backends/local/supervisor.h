@@ -87,6 +87,8 @@ class Supervisor {
     off_t log_sent = -1;  // the log's size when its tail was last reported
   };
   std::string Tail(Task& t, bool force);
+  // `sig` to every process of the task (its group, or all its containment holds).
+  void SignalTask(const TaskKey& key, const Task& t, int sig);
   // Kills what exited tasks left and removes their cgroups, once in a while.
   void Drain(TimeMs now);
 
