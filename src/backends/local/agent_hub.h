@@ -22,37 +22,9 @@
 #include <vector>
 
 #include "backends/local/protocol.h"
+#include "backends/run_order.h"
 
 namespace tessera {
-
-// One run the engine placed on agents' nodes.
-struct RunOrder {
-  int64_t job = 0;
-  int32_t run = 0;
-  uint64_t generation = 0;  // the engine's, handed back in the run's outcome
-  std::string job_name;
-  std::vector<std::string> command;
-  std::map<std::string, std::string> env;  // the job's own
-  struct Task {
-    int32_t index = 0;
-    std::string node;
-    std::vector<int> devices;  // device indices on the node
-    // CUDA_VISIBLE_DEVICES, ASCEND_RT_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES ("" = no device)
-    std::string visible_variable;
-    Milli milli_each = 1000;                // a fractional share of one device when below 1000
-    std::string run_as_user, run_as_group;  // the host user to run as ("" = none named)
-  };
-  std::vector<Task> tasks;
-};
-
-// A run that ended on its own, as its tasks reported.
-struct RunOutcome {
-  int64_t job = 0;
-  int32_t run = 0;
-  uint64_t generation = 0;
-  bool succeeded = false;
-  std::string detail;  // e.g. "task 1 exited with 3"
-};
 
 // What one agent's report changed.
 struct ReportResult {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "backends/shell.h"
 #include "common/file.h"
 
 namespace tessera {
@@ -50,17 +51,6 @@ std::vector<GpuSample> HostSampler::Devices() const {
     devices = ParseNpuSmi(out);
   }
   return devices.ok() ? *devices : std::vector<GpuSample>{};
-}
-
-bool RunCommand(const std::string& command, std::string* output) {
-  output->clear();
-  FILE* p = popen(command.c_str(), "r");
-  if (p == nullptr) return false;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
-    output->append(buf.data(), n);
-  return pclose(p) == 0;
 }
 
 Result<DeviceTool> ParseDeviceTool(std::string_view name) {

@@ -39,7 +39,4 @@ class HostSampler {
   uint64_t last_busy_ = 0, last_total_ = 0;
 };
 
-// The output of a shell command ("" and false when it could not run or failed).
-bool RunCommand(const std::string& command, std::string* output);
-
 }  // namespace tessera

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "backends/local/inventory.h"
+#include "backends/run_order.h"
 #include "common/clock.h"
 #include "common/quantity.h"
 #include "common/status.h"
@@ -30,15 +31,6 @@
 namespace tessera {
 
 inline constexpr int kAgentProtocol = 1;
-
-struct TaskKey {
-  int64_t job = 0;
-  int32_t run = 0;
-  int32_t task = 0;
-  auto operator<=>(const TaskKey&) const = default;
-  std::string ToString() const;
-  static std::optional<TaskKey> Parse(std::string_view s);
-};
 
 // The host as the agent sees it. GPUs are those nvidia-smi lists, or the NPU devices npu-smi
 // lists (empty without either).

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "backends/local/host.h"
+#include "backends/shell.h"
 #include "common/clock.h"
 
 namespace tessera {

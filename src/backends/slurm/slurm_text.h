@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backends/local/agent_hub.h"
+#include "backends/run_order.h"
 #include "common/status.h"
 
 namespace tessera {
