@@ -33,30 +33,13 @@ Explanation InCluster(const Explanation& why) {
 
 }  // namespace
 
-// A job's gang request compiled once: shapes interned, the union of acceptable models, the
-// models in the order of the job's speed on them, and per-model variants (hetero placement).
-struct Engine::Compiled {
-  GangRequest gang;
-  ModelMask mask = 0;
-  std::vector<uint16_t> by_speed;   // acceptable models present in the cell, fastest first
-  std::vector<Milli> speed_of;      // by model: the gang's speed there (its slowest task's)
-  bool in_speed_pool = false;       // counted in the engine's speed_pool_
-  Milli run_speed = 0;              // of the current run
-  std::vector<uint32_t> signature;  // equal signatures: equal placement chances and rights
+// A job compiled once (sched/compile_job.h), with what the engine keeps beside it: its
+// per-model variants (hetero placement) and its standing in the speed pool.
+struct Engine::Compiled : CompiledJob {
+  explicit Compiled(CompiledJob c) : CompiledJob(std::move(c)) {}
+  bool in_speed_pool = false;  // counted in the engine's speed_pool_
+  Milli run_speed = 0;         // of the current run
   std::map<std::pair<ModelMask, uint32_t>, GangRequest> variants;  // by (models, scope)
-  // On a fleet of several clusters: what the global layer needs, and the job's burst rule.
-  std::optional<GlobalRequest> global;
-  const PolicyRule* burst = nullptr;
-  const PolicyRule* idle = nullptr;  // its idle-reclaim rule, the first that matches
-  uint64_t holds = 0;                // the reservation holds it owns (DeviceHolds)
-  // The (cluster, model) pairs its pending demand presses on, and each pair's share of it.
-  std::vector<std::pair<uint32_t, uint16_t>> pressure_on;
-  Milli pressure_share = 0;
-  // A service replica's group in ReplicaSpread, unless its weights rule sets spread to 0.
-  std::optional<uint32_t> spread_group;
-  // Set when the job exceeds its tenant's limit on every model it accepts (limits are
-  // static): why it can never be admitted.
-  std::string over_limit;
 };
 
 struct Engine::Reservation {
@@ -172,94 +155,23 @@ JobId Engine::Submit(Job job, TimeMs at) {
   const PriorityClass* pc = spec_.FindPriority(job.priority);
   j.priority = pc ? pc->value : 0;
   j.preemptible = job.preemptible.value_or(pc ? pc->preemptible : true);
-  auto c = std::make_unique<Compiled>();
-  c->gang.job = id;
-  c->gang.require =
-      job.gang.require == TopologyLevel::kAny ? TopologyLevel::kCluster : job.gang.require;
-  std::vector<std::pair<Milli, uint16_t>> speeds;
-  std::shared_ptr<const JobConstraints> constraints =
-      *constraints_.insert(std::make_shared<const JobConstraints>(CompileConstraints(spec_, job)))
-           .first;
-  const uint32_t scope = scopes_.Intern(constraints->verdicts);
-  for (const TaskGroup& g : job.task_groups) {
-    TaskShape s = MakeTaskShape(spec_, g.request);
-    s.scope = scope;
-    shapes_.Intern(s);
-    c->gang.groups.push_back({s, g.count});
-    j.task_count += g.count;
-    j.device_milli += static_cast<Milli>(g.count) * s.total_milli();
-    if (!s.cpu_only()) c->mask |= s.models;
-    c->signature.push_back(s.id);
-    c->signature.push_back(static_cast<uint32_t>(g.count));
-  }
-  c->speed_of.assign(cell_.model_count(), 0);
-  for (size_t m = 0; m < cell_.model_count() && m < kMaxDeviceModels; ++m) {
-    if (!((c->mask >> m) & 1) || !model_present_[m]) continue;
-    // A gang runs at the pace of its slowest task; a task that names no models runs at the
-    // catalog's speed of the model for the job's class.
-    DeviceModelId model_id(static_cast<uint32_t>(m));
-    Milli speed = std::numeric_limits<Milli>::max();
-    for (const TaskGroup& g : job.task_groups) {
-      if (g.request.devices.count == 0) continue;
-      speed = std::min(speed, g.request.devices.models.empty()
-                                  ? spec_.model(model_id).speed[static_cast<size_t>(job.job_class)]
-                                  : g.request.devices.SpeedOn(model_id));
-    }
-    c->speed_of[m] = speed;
-    speeds.push_back({speed, static_cast<uint16_t>(m)});
-  }
-  std::stable_sort(speeds.begin(), speeds.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (const auto& [speed, m] : speeds)
-    c->by_speed.push_back(m);
-  // A job larger than its tenant's limit on every model it accepts can never be admitted.
-  std::string over;
-  for (size_t m = 0; m < cell_.model_count() && c->mask != 0; ++m) {
-    if (!((c->mask >> m) & 1)) continue;
-    Milli limit = quotas_.Limit(job.tenant, m);
-    if (limit < 0 || limit >= j.device_milli) {
-      over.clear();
-      break;
-    }
-    over += (over.empty() ? "" : ", ") + FormatMilli(limit) + " " + spec_.device_models[m].name;
-  }
-  if (!over.empty()) {
-    c->over_limit = "the job's " + FormatMilli(j.device_milli) +
-                    " devices exceed its tenant's limit (" + over + ")";
-  }
-  if (multi_cluster_) {
-    c->global =
-        MakeGlobalRequest(spec_, paths_, job, std::move(constraints), c->mask, c->mask == 0);
-    const JobConstraints& k = *c->global->constraints;
-    for (uint32_t cl = 0; cl < spec_.clusters.size() && c->mask != 0; ++cl) {
-      if (!k.allows(ClusterId(cl)) || std::find(k.tier_order.begin(), k.tier_order.end(),
-                                                spec_.clusters[cl].tier) == k.tier_order.end())
-        continue;
-      for (ModelMask m = c->mask & summaries_.models(cl); m != 0; m &= m - 1)
-        c->pressure_on.push_back({cl, static_cast<uint16_t>(std::countr_zero(m))});
-    }
-    if (!c->pressure_on.empty()) {
-      c->pressure_share = j.device_milli / static_cast<Milli>(c->pressure_on.size());
-      c->global->pressure_share = c->pressure_share;
-    }
-    std::vector<const PolicyRule*> burst = MatchingRules(spec_, RuleKind::kBurst, job);
-    if (!burst.empty()) c->burst = burst.front();
-    if (c->burst)
-      ledger_.Register({job.tenant, static_cast<int32_t>(c->burst - spec_.policies.data())});
-  }
-  c->holds = holds_.OwnedBy(job);
-  if (std::optional<uint32_t> group = spread_.GroupOf(job)) {
-    std::vector<const PolicyRule*> weights = MatchingRules(spec_, RuleKind::kWeights, job);
-    if (weights.empty() || std::get<WeightsRule>(weights.front()->body).spread > 0)
-      c->spread_group = group;
-  }
-  std::vector<const PolicyRule*> idle = MatchingRules(spec_, RuleKind::kIdleReclaim, job);
-  if (!idle.empty()) c->idle = idle.front();
-  c->signature.push_back(static_cast<uint32_t>(c->gang.require));
-  c->signature.push_back(static_cast<uint32_t>(c->holds));
-  c->signature.push_back(static_cast<uint32_t>(c->holds >> 32));
-  c->signature.push_back(static_cast<uint32_t>(j.priority));
-  c->signature.push_back(job.tenant.value());
+  JobStanding standing;
+  standing.priority = j.priority;
+  standing.holds = holds_.OwnedBy(job);
+  standing.service_group = spread_.GroupOf(job);
+  standing.limit = [&](size_t model) { return quotas_.Limit(job.tenant, model); };
+  CompileTables tables{spec_,
+                       model_present_,
+                       shapes_,
+                       scopes_,
+                       constraints_,
+                       multi_cluster_ ? &summaries_ : nullptr,
+                       multi_cluster_ ? &paths_ : nullptr};
+  auto c = std::make_unique<Compiled>(CompileJob(job, id, standing, tables));
+  j.task_count = c->task_count;
+  j.device_milli = c->device_milli;
+  if (c->burst)
+    ledger_.Register({job.tenant, static_cast<int32_t>(c->burst - spec_.policies.data())});
   j.job = std::move(job);
   compiled_.push_back(std::move(c));
   ++active_;

@@ -41,6 +41,7 @@
 #include "engine/quota.h"
 #include "engine/spread.h"
 #include "sched/cluster_summary.h"
+#include "sched/compile_job.h"
 #include "sched/gang.h"
 #include "sched/global.h"
 #include "sched/placer.h"
@@ -268,16 +269,7 @@ class Engine final : public EventSink {
   // Each job's hard rules (sched/constraints.h) as a placement scope, read by the scope
   // filters at the head of the placer's chain.
   ScopeTable scopes_;
-  // Equal constraints, one copy shared by the jobs that have them (most jobs of a tenant and
-  // class): a restart compiles every active job at once, and each copy was fresh memory.
-  struct SameConstraints {
-    bool operator()(const std::shared_ptr<const JobConstraints>& a,
-                    const std::shared_ptr<const JobConstraints>& b) const {
-      return std::tie(a->verdicts, a->excluded_by, a->tier_order, a->cross_region) <
-             std::tie(b->verdicts, b->excluded_by, b->tier_order, b->cross_region);
-    }
-  };
-  std::set<std::shared_ptr<const JobConstraints>, SameConstraints> constraints_;
+  ConstraintsTable constraints_;  // equal constraints, one copy shared by their jobs
   FilterChain filters_;
   Placer placer_;
   // The global layer's view: one summary per cluster, used and kept current (by AdjustFree

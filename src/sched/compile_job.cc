@@ -1,0 +1,120 @@
+#include "sched/compile_job.h"
+
+#include <algorithm>
+#include <bit>
+#include <limits>
+
+#include "sched/policy_match.h"
+
+namespace tessera {
+
+std::shared_ptr<const JobConstraints> ConstraintsTable::Intern(JobConstraints constraints) {
+  return *table_.insert(std::make_shared<const JobConstraints>(std::move(constraints))).first;
+}
+
+namespace {
+
+// Each acceptable model present in the cell, by the gang's speed there: a gang runs at the
+// pace of its slowest task; a task that names no models runs at the catalog's speed of the
+// model for the job's class.
+void RankModels(const Job& job, const CompileTables& t, CompiledJob& c) {
+  const size_t models = t.model_present.size();
+  std::vector<std::pair<Milli, uint16_t>> speeds;
+  c.speed_of.assign(models, 0);
+  for (size_t m = 0; m < models && m < kMaxDeviceModels; ++m) {
+    if (!((c.mask >> m) & 1) || !t.model_present[m]) continue;
+    DeviceModelId model_id(static_cast<uint32_t>(m));
+    Milli speed = std::numeric_limits<Milli>::max();
+    for (const TaskGroup& g : job.task_groups) {
+      if (g.request.devices.count == 0) continue;
+      speed = std::min(speed, g.request.devices.models.empty()
+                                  ? t.spec.model(model_id).speed[static_cast<size_t>(job.job_class)]
+                                  : g.request.devices.SpeedOn(model_id));
+    }
+    c.speed_of[m] = speed;
+    speeds.push_back({speed, static_cast<uint16_t>(m)});
+  }
+  std::stable_sort(speeds.begin(), speeds.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (const auto& [speed, m] : speeds)
+    c.by_speed.push_back(m);
+}
+
+// A job larger than its tenant's limit on every model it accepts can never be admitted.
+void CheckLimits(const JobStanding& standing, const CompileTables& t, CompiledJob& c) {
+  std::string over;
+  for (size_t m = 0; m < t.model_present.size() && c.mask != 0; ++m) {
+    if (!((c.mask >> m) & 1)) continue;
+    Milli limit = standing.limit(m);
+    if (limit < 0 || limit >= c.device_milli) return;
+    over += (over.empty() ? "" : ", ") + FormatMilli(limit) + " " + t.spec.device_models[m].name;
+  }
+  if (!over.empty()) {
+    c.over_limit = "the job's " + FormatMilli(c.device_milli) +
+                   " devices exceed its tenant's limit (" + over + ")";
+  }
+}
+
+// On several clusters: the global layer's request, the (cluster, model) pairs the job's
+// demand presses on, and its burst rule.
+void CompileGlobal(const Job& job, std::shared_ptr<const JobConstraints> constraints,
+                   const CompileTables& t, CompiledJob& c) {
+  c.global = MakeGlobalRequest(t.spec, *t.paths, job, std::move(constraints), c.mask, c.mask == 0);
+  const JobConstraints& k = *c.global->constraints;
+  for (uint32_t cl = 0; cl < t.spec.clusters.size() && c.mask != 0; ++cl) {
+    if (!k.allows(ClusterId(cl)) || std::find(k.tier_order.begin(), k.tier_order.end(),
+                                              t.spec.clusters[cl].tier) == k.tier_order.end())
+      continue;
+    for (ModelMask m = c.mask & t.summaries->models(cl); m != 0; m &= m - 1)
+      c.pressure_on.push_back({cl, static_cast<uint16_t>(std::countr_zero(m))});
+  }
+  if (!c.pressure_on.empty()) {
+    c.pressure_share = c.device_milli / static_cast<Milli>(c.pressure_on.size());
+    c.global->pressure_share = c.pressure_share;
+  }
+  std::vector<const PolicyRule*> burst = MatchingRules(t.spec, RuleKind::kBurst, job);
+  if (!burst.empty()) c.burst = burst.front();
+}
+
+}  // namespace
+
+CompiledJob CompileJob(const Job& job, JobId id, const JobStanding& standing,
+                       CompileTables& tables) {
+  CompiledJob c;
+  c.gang.job = id;
+  c.gang.require =
+      job.gang.require == TopologyLevel::kAny ? TopologyLevel::kCluster : job.gang.require;
+  std::shared_ptr<const JobConstraints> constraints =
+      tables.constraints.Intern(CompileConstraints(tables.spec, job));
+  const uint32_t scope = tables.scopes.Intern(constraints->verdicts);
+  for (const TaskGroup& g : job.task_groups) {
+    TaskShape s = MakeTaskShape(tables.spec, g.request);
+    s.scope = scope;
+    tables.shapes.Intern(s);
+    c.gang.groups.push_back({s, g.count});
+    c.task_count += g.count;
+    c.device_milli += static_cast<Milli>(g.count) * s.total_milli();
+    if (!s.cpu_only()) c.mask |= s.models;
+    c.signature.push_back(s.id);
+    c.signature.push_back(static_cast<uint32_t>(g.count));
+  }
+  RankModels(job, tables, c);
+  CheckLimits(standing, tables, c);
+  if (tables.summaries != nullptr) CompileGlobal(job, std::move(constraints), tables, c);
+  c.holds = standing.holds;
+  if (standing.service_group) {
+    std::vector<const PolicyRule*> weights = MatchingRules(tables.spec, RuleKind::kWeights, job);
+    if (weights.empty() || std::get<WeightsRule>(weights.front()->body).spread > 0)
+      c.spread_group = standing.service_group;
+  }
+  std::vector<const PolicyRule*> idle = MatchingRules(tables.spec, RuleKind::kIdleReclaim, job);
+  if (!idle.empty()) c.idle = idle.front();
+  c.signature.push_back(static_cast<uint32_t>(c.gang.require));
+  c.signature.push_back(static_cast<uint32_t>(c.holds));
+  c.signature.push_back(static_cast<uint32_t>(c.holds >> 32));
+  c.signature.push_back(static_cast<uint32_t>(standing.priority));
+  c.signature.push_back(job.tenant.value());
+  return c;
+}
+
+}  // namespace tessera
