@@ -14,6 +14,7 @@
 
 #include "config/job_json.h"
 #include "config/loader.h"
+#include "engine/drive.h"
 #include "sched/fragmentation.h"
 #include "server/placement_view.h"
 
@@ -574,34 +575,77 @@ Status Daemon::Restore(StoreSnapshot& snap, ResolvedJobs& resolved) {
   return Status::Ok();
 }
 
+// The engine's thread drives the engine (engine/drive.h) at the system clock's pace: each
+// pass waits for the next time the engine or a source acts (at most a second: the agents'
+// and Slurm's checks), a poke (an accepted submission, a report) or the stop, and passes are
+// at least cycle_interval apart (steady time: the engine's clock may be a manual one), so
+// what arrives meanwhile waits for the next, fuller cycle.
+class Daemon::EnginePace final : public Pace {
+ public:
+  EnginePace(Daemon& d, std::unique_lock<std::mutex>& lock)
+      : d_(d),
+        lock_(lock),
+        interval_(d.options_.cycle_interval),
+        last_cycle_(std::chrono::steady_clock::now() - interval_) {}
+
+  bool Await(std::optional<TimeMs> next) override {
+    if (!first_) {
+      auto deadline = std::chrono::system_clock::time_point(
+          std::chrono::milliseconds(next.value_or(d_.clock_.Now() + 1000)));
+      d_.cv_.wait_until(lock_, deadline, [&] { return d_.stopping_ || d_.poked_; });
+    }
+    first_ = false;
+    if (d_.stopping_) return false;
+    if (interval_.count() > 0) {
+      d_.cv_.wait_until(lock_, last_cycle_ + interval_, [&] { return d_.stopping_; });
+      if (d_.stopping_) return false;
+      last_cycle_ = std::chrono::steady_clock::now();
+    }
+    d_.poked_ = false;  // this pass handles what the pokes were for
+    return true;
+  }
+
+  void Run(Engine&) override {
+    d_.RunCycle(/*hand_over=*/true);
+    if (d_.clock_.Now() - alive_ >= 1000) {
+      alive_ = d_.clock_.Now();
+      d_.store_->Alive(alive_);
+    }
+  }
+
+ private:
+  Daemon& d_;
+  std::unique_lock<std::mutex>& lock_;
+  const std::chrono::milliseconds interval_;
+  std::chrono::steady_clock::time_point last_cycle_;
+  bool first_ = true;  // the first pass runs at once
+  TimeMs alive_ = 0;   // when the store last heard the daemon is alive
+};
+
 void Daemon::Loop() {
   pthread_setname_np(pthread_self(), "engine");  // as ps and top show it
   std::unique_lock<std::mutex> lock(mu_);
-  TimeMs alive = 0;
-  // Cycles are at least cycle_interval apart (steady time: the engine's clock may be a
-  // manual one); what arrives meanwhile waits for the next, fuller cycle.
-  const auto interval = std::chrono::milliseconds(options_.cycle_interval);
-  auto last_cycle = std::chrono::steady_clock::now() - interval;
-  while (!stopping_) {
-    if (interval.count() > 0) {
-      cv_.wait_until(lock, last_cycle + interval, [&] { return stopping_; });
-      if (stopping_) break;
-      last_cycle = std::chrono::steady_clock::now();
-    }
-    poked_ = false;  // this pass handles what the pokes were for
-    CheckAgents(clock_.Now());
-    ApplySlurm(clock_.Now());
-    RunEngine(/*hand_over=*/true);
-    if (clock_.Now() - alive >= 1000) {
-      alive = clock_.Now();
-      store_->Alive(alive);
-    }
-    TimeMs now = clock_.Now();
-    TimeMs wake = std::min(engine_->NextEventTime().value_or(kNever), now + 1000);
-    if (core_->services->active()) wake = std::min(wake, core_->services->next_time());
-    auto deadline = std::chrono::system_clock::time_point(std::chrono::milliseconds(wake));
-    cv_.wait_until(lock, deadline, [&] { return stopping_ || poked_; });
-  }
+  // The agents' silence and Slurm's reports, checked every pass and at least every second.
+  SourceOf backends([&] { return std::optional<TimeMs>(clock_.Now() + 1000); },
+                    [&](TimeMs now) {
+                      CheckAgents(now);
+                      ApplySlurm(now);
+                    });
+  // Submissions the API accepted, waiting in the inbox (a poke says there are some).
+  SourceOf arrivals([] { return std::optional<TimeMs>(); },
+                    [&](TimeMs) {
+                      spent_.clear();  // their memory back to this thread's allocator cache
+                      TakeArrivals();
+                    });
+  SourceOf services(
+      [&] {
+        const ServiceDriver& d = *core_->services;
+        return d.active() ? std::optional<TimeMs>(d.next_time()) : std::nullopt;
+      },
+      [&](TimeMs now) { StepServices(now); });
+  DriveSource* const sources[] = {&backends, &arrivals, &services};
+  EnginePace pace(*this, lock);
+  Drive(*engine_, clock_, pace, sources);
 }
 
 void Daemon::TakeArrivals() {
@@ -615,10 +659,16 @@ void Daemon::TakeArrivals() {
 void Daemon::RunEngine(bool hand_over) {
   spent_.clear();  // their memory back to this thread's allocator cache (spent_)
   TakeArrivals();
+  StepServices(clock_.Now());
+  RunCycle(hand_over);
+}
+
+void Daemon::StepServices(TimeMs now) {
   ServiceDriver& services = *core_->services;
-  if (services.active() && services.next_time() <= clock_.Now()) {
-    services.Step(*engine_, *replicas_, clock_.Now());
-  }
+  if (services.active() && services.next_time() <= now) services.Step(*engine_, *replicas_, now);
+}
+
+void Daemon::RunCycle(bool hand_over) {
   uint64_t cycles = engine_->counters().cycles;
   auto t0 = std::chrono::steady_clock::now();
   const double cpu0 = ThreadCpuSeconds();

@@ -277,11 +277,18 @@ class Daemon {
   // workers read of the rows that had not ended (nullopt for the others).
   // `resolved`: the resolved job and run of each job that has not ended.
   Status Restore(StoreSnapshot& snap, ResolvedJobs& resolved);
+  // The engine's thread: drives the engine (engine/drive.h) at the system clock's pace.
+  class EnginePace;
   void Loop();
+  // Under mu_: one pass at once for an API call: the accepted submissions, the services' step
+  // if due, and the engine (RunCycle).
+  void RunEngine(bool hand_over = false);
+  // Under mu_: the services' autoscaling step, if due at `now`.
+  void StepServices(TimeMs now);
   // Under mu_: handles what is due and schedules, timing the cycle. With `hand_over` (the
   // engine's own thread), what the cycle changes goes to the view's thread; otherwise (an API
   // call that schedules at once) it is applied before this returns.
-  void RunEngine(bool hand_over = false);
+  void RunCycle(bool hand_over);
   // Under mu_: asks the engine's thread for a pass (handling what is due, then a cycle).
   void Poke();
   // Under mu_: the job a reference names for the caller.

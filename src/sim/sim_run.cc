@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
+#include "engine/drive.h"
 #include "engine/engine.h"
 #include "sched/fragmentation.h"
 #include "sim/run_stats.h"
@@ -72,6 +74,180 @@ struct Forward final : EventSink {
   void Post(const Event& e) override { engine->Post(e); }
 };
 
+// The trace's jobs, submitted as they arrive.
+class Arrivals final : public DriveSource {
+ public:
+  Arrivals(const Workload& workload, Engine& engine, SimBackend& backend, const Clock& clock)
+      : jobs_(workload.jobs), engine_(engine), backend_(backend), clock_(clock) {}
+  std::optional<TimeMs> NextTime() const override {
+    if (done()) return std::nullopt;
+    return std::max(clock_.Now(), jobs_[next_].job.submit_time.value_or(0));
+  }
+  void Step(TimeMs now) override {
+    while (!done() && jobs_[next_].job.submit_time.value_or(0) <= now) {
+      const TraceJob& tj = jobs_[next_++];
+      JobId id = engine_.Submit(tj.job, now);
+      backend_.SetWork(id, tj.work);
+      if (tj.idle_after > 0) backend_.SetIdleAfter(id, tj.idle_after);
+      tasks_ += static_cast<size_t>(engine_.job(id).task_count);
+    }
+  }
+  bool done() const { return next_ >= jobs_.size(); }
+  size_t jobs() const { return jobs_.size(); }
+  size_t tasks() const { return tasks_; }
+
+ private:
+  const std::vector<TraceJob>& jobs_;
+  Engine& engine_;
+  SimBackend& backend_;
+  const Clock& clock_;
+  size_t next_ = 0, tasks_ = 0;
+};
+
+// Node outages drawn by the failure model, while anything is live (no outage outlasts the
+// run by itself).
+class Failures final : public DriveSource {
+ public:
+  Failures(FailureInjector& injector, Engine& engine, std::function<bool()> live)
+      : injector_(injector), engine_(engine), live_(std::move(live)) {}
+  std::optional<TimeMs> NextTime() const override {
+    if (injector_.empty() || !live_()) return std::nullopt;
+    return injector_.next_time();
+  }
+  void Step(TimeMs now) override {
+    while (!injector_.empty() && injector_.next_time() <= now) {
+      NodeOutage o = injector_.Pop();
+      engine_.NodeLost(o.node, o.at);
+      engine_.NodeRecovered(o.node, o.at + o.down);
+    }
+  }
+
+ private:
+  FailureInjector& injector_;
+  Engine& engine_;
+  std::function<bool()> live_;
+};
+
+// The services' autoscaling steps.
+class ServiceSteps final : public DriveSource {
+ public:
+  ServiceSteps(ServiceDriver& services, Engine& engine, SimReplicas& replicas)
+      : services_(services), engine_(engine), replicas_(replicas) {}
+  std::optional<TimeMs> NextTime() const override {
+    if (!services_.active()) return std::nullopt;
+    return services_.next_time();
+  }
+  void Step(TimeMs now) override {
+    if (services_.active() && services_.next_time() <= now) services_.Step(engine_, replicas_, now);
+  }
+
+ private:
+  ServiceDriver& services_;
+  Engine& engine_;
+  SimReplicas& replicas_;
+};
+
+// Simulated time: the clock jumps to each next time; the state is constant in between, so the
+// samples of the time series and the allocation's integrals are taken as it jumps. The run ends
+// when nothing is due, or when only the engine's ticks are left for jobs that nothing running,
+// arriving or failing will ever let start.
+class SimPace final : public Pace {
+ public:
+  SimPace(Engine& engine, ManualClock& clock, const Arrivals& arrivals,
+          const ServiceDriver& services, const SimOptions& options, TimeMs first_arrival,
+          TimeMs last_arrival)
+      : engine_(engine),
+        clock_(clock),
+        arrivals_(arrivals),
+        services_(services),
+        options_(options),
+        first_arrival_(first_arrival),
+        last_arrival_(last_arrival),
+        next_sample_(first_arrival),
+        prev_(first_arrival) {
+    last_end = first_arrival;
+    step_ = options.sample_interval > 0
+                ? options.sample_interval
+                : std::max<Millis>(60 * 1000, (last_arrival - first_arrival) / 400);
+    area_model.assign(engine.cell().model_count(), 0.0);
+    capacity_model.assign(engine.cell().model_count(), 0);
+    for (uint32_t node = 0; node < engine.cell().node_count(); ++node)
+      for (const DeviceSlot& d : engine.cell().devices(node))
+        capacity_model[d.model] += kMilliPerUnit;
+  }
+
+  bool Await(std::optional<TimeMs> next) override {
+    if (!next) return false;
+    const bool live = !arrivals_.done() || engine_.running_count() > 0 || services_.active();
+    if (!live && engine_.NextEventTime() && *next == *engine_.NextEventTime() &&
+        engine_.pending_count() > 0)
+      return false;
+    Observe(*next);
+    prev_ = *next;
+    clock_.Set(*next);
+    return true;
+  }
+
+  void Run(Engine& engine) override {
+    size_t active_before = engine.active_count();
+    engine.RunDue();
+    if (engine.active_count() < active_before) last_end = clock_.Now();
+    const size_t n = arrivals_.jobs();
+    size_t ended = engine.job_count() - engine.active_count();
+    if (options_.progress && n > 0 && ended >= ended_reported_ + std::max<size_t>(1, n / 200)) {
+      ended_reported_ = ended;
+      options_.progress(static_cast<double>(ended) / static_cast<double>(n));
+    }
+  }
+
+  std::string series = "time_s,running_jobs,pending_jobs,allocated_gpus,healthy_gpus,alloc_ratio\n";
+  double area_alloc = 0, area_healthy = 0;
+  // Allocation per device model over the arrival window (while the load is offered).
+  std::vector<double> area_model;
+  std::vector<Milli> capacity_model;
+  TimeMs last_end = 0;  // when the last job ended
+
+ private:
+  // The samples due up to `t` and the integrals over [prev, t), of the state as it is.
+  void Observe(TimeMs t) {
+    const size_t kMaxRows = 20000;
+    while (next_sample_ <= t && rows_ < kMaxRows) {
+      fmt::format_to(std::back_inserter(series), "{},{},{},{},{},{}\n", next_sample_ / 1000,
+                     engine_.running_count(), engine_.pending_count(),
+                     Round3(static_cast<double>(engine_.allocated_milli()) / 1000.0),
+                     Round3(static_cast<double>(engine_.healthy_capacity_milli()) / 1000.0),
+                     engine_.healthy_capacity_milli() > 0
+                         ? Round3(static_cast<double>(engine_.allocated_milli()) /
+                                  static_cast<double>(engine_.healthy_capacity_milli()))
+                         : 0.0);
+      ++rows_;
+      next_sample_ += step_;
+    }
+    if (engine_.active_count() > 0 || !arrivals_.done()) {
+      area_alloc += static_cast<double>(engine_.allocated_milli()) * static_cast<double>(t - prev_);
+      area_healthy +=
+          static_cast<double>(engine_.healthy_capacity_milli()) * static_cast<double>(t - prev_);
+    }
+    if (const TimeMs lo = std::max(prev_, first_arrival_), hi = std::min(t, last_arrival_);
+        hi > lo) {
+      for (size_t m = 0; m < area_model.size(); ++m)
+        area_model[m] +=
+            static_cast<double>(engine_.allocated_by_model()[m]) * static_cast<double>(hi - lo);
+    }
+  }
+
+  Engine& engine_;
+  ManualClock& clock_;
+  const Arrivals& arrivals_;
+  const ServiceDriver& services_;
+  const SimOptions& options_;
+  const TimeMs first_arrival_, last_arrival_;
+  Millis step_ = 0;
+  size_t rows_ = 0;
+  TimeMs next_sample_, prev_;
+  size_t ended_reported_ = 0;
+};
+
 }  // namespace
 
 Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
@@ -106,91 +282,22 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
   const size_t n = workload.jobs.size();
   TimeMs first_arrival = n ? workload.jobs.front().job.submit_time.value_or(0) : 0;
   TimeMs last_arrival = n ? workload.jobs.back().job.submit_time.value_or(0) : 0;
-  Millis step = options.sample_interval > 0
-                    ? options.sample_interval
-                    : std::max<Millis>(60 * 1000, (last_arrival - first_arrival) / 400);
-  std::string series = "time_s,running_jobs,pending_jobs,allocated_gpus,healthy_gpus,alloc_ratio\n";
-  size_t rows = 0;
-  const size_t kMaxRows = 20000;
-  TimeMs next_sample = first_arrival;
-  TimeMs prev = first_arrival;
-  double area_alloc = 0, area_healthy = 0;
-  // Allocation per device model over the arrival window (while the load is offered).
-  std::vector<double> area_model(engine.cell().model_count(), 0.0);
-  std::vector<Milli> capacity_model(engine.cell().model_count(), 0);
-  for (uint32_t node = 0; node < engine.cell().node_count(); ++node)
-    for (const DeviceSlot& d : engine.cell().devices(node))
-      capacity_model[d.model] += kMilliPerUnit;
-  size_t next = 0, tasks = 0, ended_reported = 0;
-  TimeMs last_end = first_arrival;
   // Services run from time 0 until the last arrival (a day when there are no jobs).
   ServiceDriver services(spec, 0, n ? std::max<TimeMs>(last_arrival, 1) : 24 * 3600 * 1000);
   for (const Service& svc : spec.services)
     (void)services.Add(svc, 0);  // the spec's names are unique
   SimReplicas replicas(engine, backend);
 
-  while (true) {
-    std::optional<TimeMs> t;
-    auto consider = [&](TimeMs x) { t = t ? std::min(*t, x) : x; };
-    if (next < n) consider(std::max(clock.Now(), workload.jobs[next].job.submit_time.value_or(0)));
-    if (auto e = engine.NextEventTime()) consider(*e);
-    bool live = next < n || engine.running_count() > 0 || services.active();
-    if (services.active()) consider(services.next_time());
-    if (!failures.empty() && live) consider(failures.next_time());
-    if (!t) break;
-    if (next >= n && engine.running_count() == 0 && engine.NextEventTime() &&
-        *t == *engine.NextEventTime() && engine.pending_count() > 0 && !live) {
-      break;
-    }
-    // The state is constant between events: sample and integrate up to t.
-    while (next_sample <= *t && rows < kMaxRows) {
-      fmt::format_to(std::back_inserter(series), "{},{},{},{},{},{}\n", next_sample / 1000,
-                     engine.running_count(), engine.pending_count(),
-                     Round3(static_cast<double>(engine.allocated_milli()) / 1000.0),
-                     Round3(static_cast<double>(engine.healthy_capacity_milli()) / 1000.0),
-                     engine.healthy_capacity_milli() > 0
-                         ? Round3(static_cast<double>(engine.allocated_milli()) /
-                                  static_cast<double>(engine.healthy_capacity_milli()))
-                         : 0.0);
-      ++rows;
-      next_sample += step;
-    }
-    if (engine.active_count() > 0 || next < n) {
-      area_alloc += static_cast<double>(engine.allocated_milli()) * static_cast<double>(*t - prev);
-      area_healthy +=
-          static_cast<double>(engine.healthy_capacity_milli()) * static_cast<double>(*t - prev);
-    }
-    if (const TimeMs lo = std::max(prev, first_arrival), hi = std::min(*t, last_arrival); hi > lo) {
-      for (size_t m = 0; m < area_model.size(); ++m)
-        area_model[m] +=
-            static_cast<double>(engine.allocated_by_model()[m]) * static_cast<double>(hi - lo);
-    }
-    prev = *t;
-    clock.Set(*t);
-    while (next < n && workload.jobs[next].job.submit_time.value_or(0) <= *t) {
-      const TraceJob& tj = workload.jobs[next++];
-      JobId id = engine.Submit(tj.job, *t);
-      backend.SetWork(id, tj.work);
-      if (tj.idle_after > 0) backend.SetIdleAfter(id, tj.idle_after);
-      tasks += static_cast<size_t>(engine.job(id).task_count);
-    }
-    while (!failures.empty() && failures.next_time() <= *t) {
-      NodeOutage o = failures.Pop();
-      engine.NodeLost(o.node, o.at);
-      engine.NodeRecovered(o.node, o.at + o.down);
-    }
-    if (services.active() && services.next_time() <= *t) services.Step(engine, replicas, *t);
-    size_t active_before = engine.active_count();
-    engine.RunDue();
-    if (engine.active_count() < active_before) last_end = *t;
-    size_t ended = engine.job_count() - engine.active_count();
-    if (options.progress && n > 0 && ended >= ended_reported + std::max<size_t>(1, n / 200)) {
-      ended_reported = ended;
-      options.progress(static_cast<double>(ended) / static_cast<double>(n));
-    }
-    if (next >= n && engine.running_count() == 0 && !engine.NextEventTime() && !services.active())
-      break;
-  }
+  Arrivals arrivals(workload, engine, backend, clock);
+  ServiceSteps service_steps(services, engine, replicas);
+  Failures outages(failures, engine, [&] {
+    return !arrivals.done() || engine.running_count() > 0 || services.active();
+  });
+  SimPace pace(engine, clock, arrivals, services, options, first_arrival, last_arrival);
+  DriveSource* const sources[] = {&arrivals, &outages, &service_steps};
+  Drive(engine, clock, pace, sources);
+  const size_t tasks = arrivals.tasks();
+  const TimeMs last_end = pace.last_end;
   if (options.progress) options.progress(1.0);
 
   // ---- metrics ----
@@ -301,9 +408,10 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
   }
   m["per_tenant"] = tenants;
   m["cdf"] = {{"jct_s", Percentiles(jct)}, {"queue_s", Percentiles(queue)}};
-  m["gpu_alloc_ratio"] = {{"mean", area_healthy > 0 ? Round3(area_alloc / area_healthy) : 0.0}};
+  m["gpu_alloc_ratio"] = {
+      {"mean", pace.area_healthy > 0 ? Round3(pace.area_alloc / pace.area_healthy) : 0.0}};
   m["allocation"] =
-      AllocationByModel(spec, area_model, capacity_model, last_arrival - first_arrival);
+      AllocationByModel(spec, pace.area_model, pace.capacity_model, last_arrival - first_arrival);
   m["makespan_s"] = Round3(static_cast<double>(last_end - first_arrival) / 1000.0);
   m["preemptions"] = engine.counters().preemptions;
   m["requeues"] = engine.counters().requeues;
@@ -340,7 +448,7 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
 
   SimOutcome out;
   out.metrics = std::move(m);
-  out.timeseries_csv = std::move(series);
+  out.timeseries_csv = std::move(pace.series);
   out.jobs = n;
   out.tasks = tasks;
   std::string& log = out.decisions_jsonl;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "config/loader.h"
+#include "engine/drive.h"
 #include "sched/policy/builtin.h"
 
 namespace tessera::testing {
@@ -67,13 +68,7 @@ Harness::Harness(const std::string& ordering, bool backfill, const std::string& 
 }
 
 void Harness::RunUntil(TimeMs t) {
-  while (auto next = engine->NextEventTime()) {
-    if (*next > t) break;
-    clock.Set(std::max(clock.Now(), *next));
-    engine->RunDue();
-  }
-  clock.Set(std::max(clock.Now(), t));
-  engine->RunDue();
+  DriveUntil(*engine, clock, t);
 }
 
 void Harness::Finish(JobId job, TimeMs t) {

@@ -86,7 +86,7 @@ TEST(Governance, BorrowedCapacityIsReclaimedWhenItsOwnerNeedsIt) {
 }
 
 // Two models in one cluster: F (fast, b's guarantee) and S (a's). a may borrow F from b.
-const std::string kTwoModels = R"(deviceModels:
+const std::string kGovernanceTwoModels = R"(deviceModels:
   - {name: F, kind: gpu, vendor: nvidia, memory: 80Gi, speed: 2.0}
   - {name: S, kind: gpu, vendor: nvidia, memory: 24Gi}
 regions:
@@ -113,7 +113,7 @@ TEST(Governance, AnAgnosticJobUsesItsOwnGuaranteeBeforeBorrowing) {
   // which a may only borrow (and lose to reclaim). a's jobs accept any model: the quota is
   // asked before the placer, so the first four run on S, a's own, and none borrows. The fifth
   // finds S full and borrows F.
-  Harness h("fifo", /*backfill=*/true, kTwoModels);
+  Harness h("fifo", /*backfill=*/true, kGovernanceTwoModels);
   const TenantId a = *h.spec.FindTenant("org/a");
   std::vector<JobId> as;
   for (int i = 0; i < 5; ++i) {

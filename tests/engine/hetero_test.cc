@@ -14,7 +14,7 @@ using testing::Harness;
 
 using testing::kSec;
 
-const char* const kTwoModels = R"(deviceModels:
+const char* const kHeteroTwoModels = R"(deviceModels:
   - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
   - {name: G2, kind: gpu, vendor: nvidia, memory: 40Gi}
 regions:
@@ -56,7 +56,7 @@ std::map<std::string, int> ModelsOf(const Harness& h, JobId id) {
 }
 
 TEST(HeteroScenario, AJobMovesToTheFasterModelWhenItFrees) {
-  Harness h("hetero", true, kTwoModels);
+  Harness h("hetero", true, kHeteroTwoModels);
   JobId a = h.Submit(SpeedJob(h.spec, "a", 4, 1000, 250, 100 * kSec), 0);
   JobId b = h.Submit(SpeedJob(h.spec, "b", 4, 1000, 250, 10000 * kSec), 1 * kSec);
   h.RunUntil(1 * kSec);
@@ -79,7 +79,7 @@ TEST(HeteroScenario, AJobMovesToTheFasterModelWhenItFrees) {
 }
 
 TEST(HeteroScenario, AgnosticLasLeavesTheJobOnTheSlowModel) {
-  Harness h("las", true, kTwoModels);
+  Harness h("las", true, kHeteroTwoModels);
   JobId a = h.Submit(SpeedJob(h.spec, "a", 4, 1000, 250, 100 * kSec), 0);
   JobId b = h.Submit(SpeedJob(h.spec, "b", 4, 1000, 250, 10000 * kSec), 1 * kSec);
   h.RunUntil(1 * kSec);
@@ -91,7 +91,7 @@ TEST(HeteroScenario, AgnosticLasLeavesTheJobOnTheSlowModel) {
 }
 
 TEST(HeteroScenario, UnderContentionEachJobTakesTheModelWhereItIsRelativelyBest) {
-  Harness h("hetero", true, kTwoModels);
+  Harness h("hetero", true, kHeteroTwoModels);
   // Three 4-device jobs arrive together for 8 devices. X loses little on a G2 (0.9), Y a
   // lot (0.1); Z waits. The jobs' mean G2 speed is 0.5: X is 1.8x its peers there, so it
   // takes the G2s even though it comes first and a G1 is faster for it, and Y gets the G1s.
@@ -107,7 +107,7 @@ TEST(HeteroScenario, UnderContentionEachJobTakesTheModelWhereItIsRelativelyBest)
 TEST(HeteroScenario, AGangThatFitsOneModelWaitsForItInsteadOfMixingModels) {
   for (const char* ordering : {"hetero", "las"}) {
     SCOPED_TRACE(ordering);
-    Harness h(ordering, true, kTwoModels);
+    Harness h(ordering, true, kHeteroTwoModels);
     // Two devices stay busy on each node.
     h.Submit(SpeedJob(h.spec, "g1-only", 2, 1000, 0, 1000 * kSec), 0);
     h.Submit(SpeedJob(h.spec, "g2-only", 2, 0, 1000, 1000 * kSec), 0);
@@ -126,7 +126,7 @@ TEST(HeteroScenario, AGangThatFitsOneModelWaitsForItInsteadOfMixingModels) {
 }
 
 TEST(HeteroScenario, AGangLargerThanAnyOneModelRunsAcrossModels) {
-  Harness h("hetero", true, kTwoModels);
+  Harness h("hetero", true, kHeteroTwoModels);
   JobId gang = h.Submit(SpeedJob(h.spec, "wide", 6, 1000, 500, 100 * kSec), 0);
   h.RunUntil(0);
   EXPECT_EQ(ModelsOf(h, gang), (std::map<std::string, int>{{"G1", 4}, {"G2", 2}}));
