@@ -42,13 +42,6 @@ struct Engine::Compiled : CompiledJob {
   std::map<std::pair<ModelMask, uint32_t>, GangRequest> variants;  // by (models, scope)
 };
 
-struct Engine::Reservation {
-  uint32_t head = 0;
-  TimeMs shadow = kNever;  // when the head can start, by the estimates
-  ModelMask mask = 0;      // the head's models
-  Milli extra = 0;         // devices on those models spare at the shadow time
-};
-
 struct Engine::CycleState {
   TimeMs now = 0;
   bool blocked = false;  // a job could not start this cycle
@@ -565,19 +558,13 @@ void Engine::PlacePending(CycleState& cs) {
       j.detail = r->detail;
       continue;
     }
-    enum class Pass { kOrder, kBeforeShadow, kInExtra } pass = Pass::kOrder;
-    Milli on_mask = 0;
+    std::optional<BackfillVerdict> passing;
     if (cs.reservation) {
-      Reservation& r = *cs.reservation;
-      on_mask = (c.mask & r.mask) ? j.device_milli : 0;
-      if (on_mask == 0) {
-        pass = Pass::kInExtra;
-      } else if (j.job.runtime && r.shadow != kNever &&
-                 cs.now + std::max<Millis>(0, *j.job.runtime - j.kept_ms) <= r.shadow) {
-        pass = Pass::kBeforeShadow;
-      } else if (on_mask <= r.extra) {
-        pass = Pass::kInExtra;
-      } else {
+      const Reservation& r = *cs.reservation;
+      std::optional<Millis> left;
+      if (j.job.runtime) left = *j.job.runtime - j.kept_ms;
+      passing = MayBackfill(r, c.mask, j.device_milli, left, cs.now);
+      if (passing->pass == BackfillPass::kRefused) {
         j.reason = PendingReason::kReservation;
         j.detail = "would delay the reservation of " + jobs_[r.head].job.name;
         continue;
@@ -585,7 +572,8 @@ void Engine::PlacePending(CycleState& cs) {
     }
     bool started = TryStart(j, cs);
     if (started) {
-      if (pass == Pass::kInExtra && cs.reservation) cs.reservation->extra -= on_mask;
+      if (passing && passing->pass == BackfillPass::kInExtra && cs.reservation)
+        cs.reservation->extra -= passing->on_mask;
       if (cs.blocked) ++counters_.backfilled;
       continue;
     }
@@ -1248,44 +1236,22 @@ void Engine::LogDecision(DecisionKind kind, const JobRecord& j, std::string reas
 
 // ---- EASY backfill ----
 
-std::optional<Engine::Reservation> Engine::ComputeReservation(const JobRecord& head,
-                                                              TimeMs now) const {
-  const Compiled& c = *compiled_[head.id.value()];
-  Reservation r;
-  r.head = head.id.value();
-  r.mask = c.mask;
-  if (c.mask == 0) return std::nullopt;  // a CPU-only head reserves no devices
-  auto on_mask = [&](const std::vector<Placement>& placements) {
+std::optional<Reservation> Engine::ComputeReservation(const JobRecord& head, TimeMs now) const {
+  const ModelMask mask = compiled_[head.id.value()]->mask;
+  Milli free = 0;
+  for (size_t m = 0; m < free_by_model_.size(); ++m)
+    if ((mask >> m) & 1) free += free_by_model_[m];
+  auto frees = [&](uint32_t id) {  // the devices of the head's models the job's end gives back
     Milli sum = 0;
-    for (const Placement& p : placements) {
+    for (const Placement& p : jobs_[id].placements) {
       if (!Usable(p.node)) continue;
       auto devices = cell_.devices(p.node);
       for (const DeviceUse& u : p.devices)
-        if ((c.mask >> devices[u.index].model) & 1) sum += u.milli;
+        if ((mask >> devices[u.index].model) & 1) sum += u.milli;
     }
     return sum;
   };
-  Milli avail = 0;
-  for (size_t m = 0; m < free_by_model_.size(); ++m)
-    if ((c.mask >> m) & 1) avail += free_by_model_[m];
-  Milli need = head.device_milli;
-  if (avail >= need) {
-    // Enough devices, badly arranged (topology or fragmentation): expect room at the next end.
-    r.shadow = ends_.empty() ? kNever : std::max(now, ends_.begin()->first);
-    r.extra = avail - need;
-    return r;
-  }
-  for (const auto& [end, id] : ends_) {
-    avail += on_mask(jobs_[id].placements);
-    if (avail >= need) {
-      r.shadow = std::max(now, end);
-      r.extra = avail - need;
-      return r;
-    }
-  }
-  r.shadow = kNever;  // running jobs without estimates: no time can be promised
-  r.extra = 0;
-  return r;
+  return ReserveForHead(head.id.value(), mask, head.device_milli, free, now, ends_, frees);
 }
 
 // ---- preemption ----

@@ -40,6 +40,7 @@
 #include "engine/ports.h"
 #include "engine/quota.h"
 #include "engine/spread.h"
+#include "sched/backfill.h"
 #include "sched/cluster_summary.h"
 #include "sched/compile_job.h"
 #include "sched/gang.h"
@@ -145,9 +146,8 @@ class Engine final : public EventSink {
   bool cordoned(uint32_t node) const { return cordoned_[node]; }
 
  private:
-  struct Compiled;     // a job's gang request, compiled once
-  struct Reservation;  // the head job's EASY reservation
-  struct CycleState;   // what one cycle knows
+  struct Compiled;    // a job's gang request, compiled once
+  struct CycleState;  // what one cycle knows
 
   void PostAt(EventKind kind, TimeMs at, JobId job, uint32_t node);
   void Handle(const Event& e);
@@ -242,7 +242,6 @@ class Engine final : public EventSink {
   std::vector<Milli> PerModel(const std::vector<Placement>& placements) const;
   std::vector<Milli> RequestPerModel(const JobRecord& j, size_t model) const;
   std::optional<Reservation> ComputeReservation(const JobRecord& head, TimeMs now) const;
-  bool MayBackfill(const JobRecord& j, Reservation& r, TimeMs now) const;
   // Whether `victim` may make room for `preemptor`: with `reclaim` = 0, by class or the
   // ordering; else only as borrowed capacity of the models in `reclaim`; with `holds`, only as
   // a preemptible borrower of those reservation holds.
