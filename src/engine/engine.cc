@@ -14,10 +14,6 @@ namespace tessera {
 
 namespace {
 
-std::optional<int32_t> PriorityValue(const Spec& spec, const std::string& name) {
-  if (const PriorityClass* p = spec.FindPriority(name)) return p->value;
-  return std::nullopt;
-}
 // A placement restricted to one cluster, explained over that cluster's nodes only (the others
 // are out of its scope as later preferences).
 Explanation InCluster(const Explanation& why) {
@@ -1291,42 +1287,15 @@ bool Engine::MayPreempt(const JobRecord& preemptor, const JobRecord& victim, Mod
   }
   // The first matching preemption rule narrows who may be preempted (a reclaim of borrowed
   // capacity ignores it, and `preemptible: false`: borrowed capacity is lent preemptibly).
-  const PreemptionRule* rule = PreemptionRuleOf(preemptor);
-  const bool preemptible_only = rule ? rule->victims_preemptible_only : true;
-  if (!victim.preemptible && !reclaimed && preemptible_only) return false;
-  if (rule) {
-    if (!rule->allow && !reclaimed) return false;
-    if (!rule->victim_classes.empty() &&
-        std::find(rule->victim_classes.begin(), rule->victim_classes.end(), victim.job.job_class) ==
-            rule->victim_classes.end()) {
-      return false;
-    }
-    if (rule->victim_max_priority) {
-      std::optional<int32_t> max = PriorityValue(spec_, *rule->victim_max_priority);
-      if (max && victim.priority > *max) return false;
-    }
-    // Where it applies: every node of the victim in the rule's clusters and regions.
-    for (const Placement& p : victim.placements) {
-      const ClusterId cl = spec_.node(cell_.spec_node(p.node)).cluster;
-      if (!rule->clusters.empty() &&
-          std::find(rule->clusters.begin(), rule->clusters.end(), cl) == rule->clusters.end())
-        return false;
-      const RegionId region = spec_.cluster(cl).region;
-      if (!rule->regions.empty() &&
-          std::find(rule->regions.begin(), rule->regions.end(), region) == rule->regions.end())
-        return false;
-    }
-  }
+  if (!RuleAdmitsVictim(spec_, cell_, PreemptionRuleOf(preemptor),
+                        {victim.job, victim.priority, victim.preemptible, victim.placements},
+                        reclaimed))
+    return false;
   // Freeing it must help: it holds devices of a model the preemptor accepts (in a reclaim,
   // of a reclaimed model).
   const ModelMask mask =
       compiled_[preemptor.id.value()]->mask & (reclaim ? reclaim : ~ModelMask{0});
-  for (const Placement& p : victim.placements) {
-    auto devices = cell_.devices(p.node);
-    for (const DeviceUse& u : p.devices)
-      if ((mask >> devices[u.index].model) & 1) return true;
-  }
-  return mask == 0 && !victim.placements.empty();
+  return FreesModels(cell_, victim.placements, mask);
 }
 
 ModelMask Engine::GuaranteeModels(const JobRecord& j) const {
@@ -1436,13 +1405,7 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   const Compiled& c = *compiled_[j.id.value()];
   const ModelMask only = holds ? holds_.Models(holds) : reclaim ? reclaim : kAnyAccelerator;
   const ModelMask mask = c.mask & only;
-  struct Candidate {
-    int32_t priority;
-    double lost;
-    uint64_t key;
-    uint32_t id;
-  };
-  std::vector<Candidate> candidates;
+  std::vector<VictimCandidate> candidates;
   const bool waiting = ElasticClosed(j, c, cs.now);
   auto consider = [&](uint32_t id) {
     const JobRecord& v = jobs_[id];
@@ -1480,19 +1443,12 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
     }
   }
   if (candidates.empty()) return false;
-  // Cheapest first: lowest priority, then least work lost, then the youngest.
-  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.priority != b.priority) return a.priority < b.priority;
-    if (a.lost != b.lost) return a.lost < b.lost;
-    return a.key > b.key;
-  });
-  if (candidates.size() > static_cast<size_t>(options_.preemption_candidates))
-    candidates.resize(static_cast<size_t>(options_.preemption_candidates));
+  RankVictims(candidates, static_cast<size_t>(options_.preemption_candidates));
   // Most hopeless preemptions end here, before any victim is released: not even all of them
   // together would let the quota admit the job or give a cluster it may use its devices.
   std::vector<uint32_t> all;
   all.reserve(candidates.size());
-  for (const Candidate& cand : candidates)
+  for (const VictimCandidate& cand : candidates)
     all.push_back(cand.id);
   if (!CouldMakeRoom(j, c, mask, all, cs.now)) return false;
 
@@ -1523,36 +1479,21 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
     PendingReason refused = PendingReason::kNone;
     return PlaceWithQuota(j, cs, &refused, only);
   };
-  auto unplace = [&](std::optional<GangResult>& r) {
-    for (const Placement& p : r->placements)
-      cell_.Release(p);
-    r.reset();
+  // The shortest cheapest-first prefix of the candidates whose release lets the job start.
+  std::optional<GangResult> placed;
+  auto places = [&](size_t k) {
+    if (placed) {
+      for (const Placement& p : placed->placements)
+        cell_.Release(p);
+      placed.reset();
+    }
+    hold(k);
+    placed = attempt();
+    return placed.has_value();
   };
-  // The shortest cheapest-first prefix of the candidates whose release lets the job start,
-  // by bisection: one placement when even all of them do not (the common case under load),
-  // about log2(candidates) more when they do.
-  const size_t n = candidates.size();
-  hold(n);
-  std::optional<GangResult> placed = attempt();
-  if (!placed) {
+  if (!ShortestSufficientPrefix(candidates.size(), places)) {
     hold(0);
     return false;
-  }
-  size_t lo = 0, hi = n;  // the first lo do not suffice (none did: TryStart failed); hi do
-  while (hi - lo > 1) {
-    const size_t mid = lo + (hi - lo) / 2;
-    if (placed) unplace(placed);
-    hold(mid);
-    placed = attempt();
-    (placed ? hi : lo) = mid;
-  }
-  if (!placed) {  // the last probe (below hi) failed: back to the shortest prefix that placed it
-    hold(hi);
-    placed = attempt();
-    if (!placed) {  // the same state placed it before; should the placer now disagree, give up
-      hold(0);
-      return false;
-    }
   }
   std::vector<uint32_t> released;
   for (size_t i = 0; i < held; ++i)

@@ -47,6 +47,7 @@
 #include "sched/global.h"
 #include "sched/placer.h"
 #include "sched/scope.h"
+#include "sched/victims.h"
 
 namespace tessera {
 
