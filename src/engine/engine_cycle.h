@@ -1,0 +1,71 @@
+// What the engine's rooms share and nobody else sees: a job's compiled form with what the
+// engine keeps beside it, and what one scheduling cycle knows. The engine's methods are kept
+// in files by concern: engine.cc (jobs, events, runs), engine_placement.cc (the cycle's
+// order, admission and placement), engine_preemption.cc (victims), engine_moves.cc (runs moved
+// to faster models, idle devices reclaimed).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/engine.h"
+
+namespace tessera {
+
+// A job compiled once (sched/compile_job.h), with what the engine keeps beside it: its
+// per-model variants (hetero placement) and its standing in the speed pool.
+struct Engine::Compiled : CompiledJob {
+  explicit Compiled(CompiledJob c) : CompiledJob(std::move(c)) {}
+  bool in_speed_pool = false;  // counted in the engine's speed_pool_
+  Milli run_speed = 0;         // of the current run
+  std::map<std::pair<ModelMask, uint32_t>, GangRequest> variants;  // by (models, scope)
+};
+
+struct Engine::CycleState {
+  TimeMs now = 0;
+  bool blocked = false;  // a job could not start this cycle
+  int32_t after_block = 0;
+  // Pending jobs ask for more devices than are free: heterogeneity-aware placement then
+  // gives each job the model where it is relatively best, not merely the fastest.
+  bool contended = false;
+  std::optional<Reservation> reservation;
+  // Signatures refused this cycle (no room, or the quota), with the reason and detail: a job of
+  // the same shapes, scope, gang rule, priority and tenant is refused too, since within a
+  // cycle free capacity only shrinks and usage only grows (victims' release aside). Index 1
+  // holds jobs whose elastic clusters are closed now (they see fewer clusters: their refusal
+  // says nothing of a job that may burst), index 0 the others.
+  struct Refusal {
+    PendingReason reason = PendingReason::kNone;
+    std::string detail;
+    Millis left = -1;  // the refused job's runtime still to run; -1: no estimate
+  };
+  std::map<std::vector<uint32_t>, Refusal> refused[2];
+  std::set<uint32_t> stopped;                     // jobs preempted in this cycle
+  int32_t preemptions_failed = 0;                 // searches for victims that found none
+  std::set<std::vector<uint32_t>> no_victims[2];  // as `refused`: preemption found no room
+
+  // The refusal that applies to a job of this signature that has `left` to run: its own
+  // kind's, or (while elastic clusters are closed to it) a bursting job's. A budget refusal
+  // speaks only for jobs that would run at least as long (and so cost as much each day).
+  const Refusal* Refused(const std::vector<uint32_t>& signature, bool closed, Millis left) const {
+    for (int i = closed ? 1 : 0; i >= 0; --i) {
+      auto it = refused[i].find(signature);
+      if (it == refused[i].end()) continue;
+      const Refusal& r = it->second;
+      if (r.reason == PendingReason::kBudget && !(r.left < 0 ? left < 0 : left >= r.left))
+        return nullptr;
+      return &r;
+    }
+    return nullptr;
+  }
+  bool NoVictims(const std::vector<uint32_t>& signature, bool closed) const {
+    return no_victims[closed ? 1 : 0].count(signature) ||
+           (closed && no_victims[0].count(signature));
+  }
+};
+
+}  // namespace tessera

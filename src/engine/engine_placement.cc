@@ -1,0 +1,530 @@
+// The scheduling cycle's order, admission and placement (docs/architecture.md §3, steps 1-4
+// and 6): the tenants' queues walked by priority and hierarchical DRF, quota and budget
+// admission, the global layer's cluster choice, the gang placement per model, and EASY
+// backfill around the head job's reservation.
+#include <algorithm>
+#include <bit>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/engine_cycle.h"
+#include "sched/constraints.h"
+#include "sched/fleet_view.h"
+#include "sched/policy_match.h"
+
+namespace tessera {
+
+namespace {
+
+// A placement restricted to one cluster, explained over that cluster's nodes only (the others
+// are out of its scope as later preferences).
+Explanation InCluster(const Explanation& why) {
+  ReasonCounter c;
+  uint32_t total = why.feasible_nodes;
+  for (const auto& [reason, nodes] : why.dropped) {
+    if (reason == Reason::kLaterPreference) continue;
+    c.Add(reason, nodes);
+    total += nodes;
+  }
+  return c.Finish(total, why.feasible_nodes);
+}
+
+}  // namespace
+
+void Engine::Rekey(TimeMs now) {
+  for (auto& [tenant, queue] : queues_) {
+    std::set<QueueEntry> fresh;
+    for (const QueueEntry& e : queue) {
+      QueueEntry k = e;
+      k.key = ordering_.Key(jobs_[e.id], now);
+      queue_entry_[e.id] = k;
+      fresh.insert(k);
+    }
+    queue.swap(fresh);
+  }
+}
+
+void Engine::PlacePending(CycleState& cs) {
+  if (!ordering_.stable_keys()) Rekey(cs.now);
+  if (ordering_.speed_aware()) {
+    Milli free = 0;
+    for (Milli f : free_by_model_)
+      free += f;
+    cs.contended = pending_demand_ > free;
+  }
+  // Each tenant's queue is kept in (priority, policy key, age, sequence) order; one cursor
+  // per tenant walks it. A cursor moves past a job before the job is tried, since starting
+  // it removes it from the queue.
+  struct Cursor {
+    uint32_t tenant;
+    std::set<QueueEntry>::const_iterator it, end;
+  };
+  std::vector<Cursor> cursors;
+  for (const auto& [tenant, queue] : queues_)
+    if (!queue.empty()) cursors.push_back({tenant, queue.begin(), queue.end()});
+
+  // Each tenant's shares along its path, recomputed only after usage changed.
+  // Sized once: `best_shares` points into it.
+  std::vector<std::pair<uint64_t, std::vector<int64_t>>> share_cache(spec_.tenants.size(),
+                                                                     {~uint64_t{0}, {}});
+  auto shares_of = [&](uint32_t tenant) -> const std::vector<int64_t>& {
+    auto& [version, shares] = share_cache[tenant];
+    if (version != quotas_.version()) {
+      version = quotas_.version();
+      shares = quotas_.PathShares(TenantId(tenant));
+    }
+    return shares;
+  };
+  while (true) {
+    // The next job: highest priority head, then the tenant with the smallest shares along
+    // its path (hierarchical DRF), then the tenant id.
+    Cursor* best = nullptr;
+    const std::vector<int64_t>* best_shares = nullptr;
+    for (Cursor& c : cursors) {
+      while (c.it != c.end && cs.stopped.count(c.it->id))
+        ++c.it;  // preempted in this cycle: its turn comes in the next one
+      if (c.it == c.end) continue;
+      if (best) {
+        if (c.it->neg_priority > best->it->neg_priority) continue;
+        if (c.it->neg_priority == best->it->neg_priority) {
+          const std::vector<int64_t>& shares = shares_of(c.tenant);
+          if (!(shares < *best_shares)) continue;
+          best = &c;
+          best_shares = &shares;
+          continue;
+        }
+      }
+      best = &c;
+      best_shares = &shares_of(c.tenant);
+    }
+    if (!best) break;
+    JobRecord& j = jobs_[(best->it++)->id];
+    if (j.reason == PendingReason::kInfeasible) continue;
+    // A job within its tenant's guarantee is owed its devices now: a blocked job ahead of it
+    // (which may only need borrowed capacity) neither stops it nor reserves against it.
+    if (cs.blocked && GuaranteeModels(j) != 0) {
+      if (TryStart(j, cs)) ++counters_.backfilled;
+      continue;
+    }
+    if (cs.blocked && !options_.backfill) {
+      j.reason = PendingReason::kReservation;
+      break;
+    }
+    if (cs.blocked && ++cs.after_block > options_.backfill_depth) {
+      j.reason = PendingReason::kBackfillDepth;
+      break;
+    }
+    const Compiled& c = *compiled_[j.id.value()];
+    if (const CycleState::Refusal* r =
+            cs.Refused(c.signature, ElasticClosed(j, c, cs.now), RuntimeLeft(j));
+        r && r->reason == PendingReason::kResources) {
+      j.reason = PendingReason::kResources;
+      j.detail = r->detail;
+      continue;
+    }
+    std::optional<BackfillVerdict> passing;
+    if (cs.reservation) {
+      const Reservation& r = *cs.reservation;
+      std::optional<Millis> left;
+      if (j.job.runtime) left = *j.job.runtime - j.kept_ms;
+      passing = MayBackfill(r, c.mask, j.device_milli, left, cs.now);
+      if (passing->pass == BackfillPass::kRefused) {
+        j.reason = PendingReason::kReservation;
+        j.detail = "would delay the reservation of " + jobs_[r.head].job.name;
+        continue;
+      }
+    }
+    bool started = TryStart(j, cs);
+    if (started) {
+      if (passing && passing->pass == BackfillPass::kInExtra && cs.reservation)
+        cs.reservation->extra -= passing->on_mask;
+      if (cs.blocked) ++counters_.backfilled;
+      continue;
+    }
+    // A job its quota or budget holds back does not block the queue: the devices it cannot use are
+    // for the jobs behind it (as Slurm's limit-pending jobs hold no reservation).
+    if (j.reason == PendingReason::kInfeasible || j.reason == PendingReason::kQuota ||
+        j.reason == PendingReason::kBudget)
+      continue;
+    if (!cs.blocked) {
+      cs.blocked = true;
+      if (options_.backfill) cs.reservation = ComputeReservation(j, cs.now);
+    }
+  }
+}
+
+// Comparative advantage (the idea behind Gavel's heterogeneity-aware allocations): the job's
+// speed on a model over the mean speed there of the jobs in the system that accept it. A job
+// twice as fast as its peers on a K80 goes there first and leaves the V100s to the jobs that
+// gain most from them. Ties: the faster model, then the lower model id.
+std::vector<uint16_t> Engine::ByAdvantage(const Compiled& c) const {
+  std::vector<std::pair<double, uint16_t>> keyed;
+  for (uint16_t m : c.by_speed) {
+    const auto& [sum, count] = speed_pool_[m];
+    double mean = count > 0 && sum > 0 ? static_cast<double>(sum) / static_cast<double>(count)
+                                       : static_cast<double>(c.speed_of[m]);
+    keyed.push_back({static_cast<double>(c.speed_of[m]) / mean, m});
+  }
+  std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first > b.first;
+    return c.speed_of[a.second] > c.speed_of[b.second];
+  });
+  std::vector<uint16_t> order;
+  for (const auto& [adv, m] : keyed)
+    order.push_back(m);
+  return order;
+}
+
+const GangRequest& Engine::Variant(Compiled& c, ModelMask mask, uint32_t scope) {
+  if (c.mask == 0) mask = c.mask;
+  if (mask == c.mask && scope == 0) return c.gang;
+  auto it = c.variants.find({mask, scope});
+  if (it != c.variants.end()) return it->second;
+  GangRequest g = c.gang;
+  for (GangGroup& group : g.groups) {
+    if (scope != 0) group.shape.scope = scope;
+    if (!group.shape.cpu_only()) group.shape.models &= mask;
+    shapes_.Intern(group.shape);
+  }
+  return c.variants.emplace(std::make_pair(mask, scope), std::move(g)).first->second;
+}
+
+Milli Engine::RunSpeed(const JobRecord& j) const {
+  return SpeedOn(*compiled_[j.id.value()], j.placements);
+}
+
+Milli Engine::SpeedOn(const Compiled& c, const std::vector<Placement>& placements) const {
+  Milli speed = 0;
+  bool any = false;
+  for (const Placement& p : placements) {
+    auto devices = cell_.devices(p.node);
+    for (const DeviceUse& u : p.devices) {
+      Milli s = c.speed_of[devices[u.index].model];
+      speed = any ? std::min(speed, s) : s;
+      any = true;
+    }
+  }
+  return speed;
+}
+
+bool Engine::TryStart(JobRecord& j, CycleState& cs) {
+  const Compiled& c = *compiled_[j.id.value()];
+  const bool waiting = ElasticClosed(j, c, cs.now);
+  if (const CycleState::Refusal* r = cs.Refused(c.signature, waiting, RuntimeLeft(j))) {
+    j.reason = r->reason;
+    j.detail = r->detail;
+    return false;
+  }
+  ++counters_.placements_tried;
+  PendingReason refused = PendingReason::kNone;
+  std::optional<GangResult> placed = PlaceWithQuota(j, cs, &refused);
+  if (placed) {
+    Start(j, std::move(*placed), cs.blocked ? "backfill" : "order", cs.now);
+    return true;
+  }
+  if (j.reason == PendingReason::kInfeasible) return false;
+  // A job of the same signature (shapes, gang rule, priority, tenant) that found no victims
+  // this cycle means this one would not either: its queue position is no better.
+  // Preemption searches that found nothing are capped per cycle (the jobs first in order had
+  // theirs); the rest look again in the next cycle.
+  if (!cs.NoVictims(c.signature, waiting) && cs.preemptions_failed < options_.preemption_attempts) {
+    if (TryPreempt(j, cs)) return true;
+    cs.no_victims[waiting ? 1 : 0].insert(c.signature);
+    ++cs.preemptions_failed;
+  }
+  j.reason = refused != PendingReason::kNone ? refused : PendingReason::kResources;
+  // Budgets start afresh at midnight: look again then.
+  if (refused == PendingReason::kBudget && budget_tick_ <= cs.now) {
+    budget_tick_ = NextMidnight(cs.now);
+    PostAt(EventKind::kTick, budget_tick_, {}, 0);
+  }
+  cs.refused[waiting ? 1 : 0].emplace(c.signature,
+                                      CycleState::Refusal{j.reason, j.detail, RuntimeLeft(j)});
+  return false;
+}
+
+std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
+                                                 PendingReason* refused, ModelMask only) {
+  Compiled& c = *compiled_[j.id.value()];
+  const ModelMask mine = c.mask == 0 ? 0 : c.mask & only;  // CPU-only jobs have no models
+  if (c.mask != 0 && mine == 0) return std::nullopt;
+  if (!c.over_limit.empty()) {
+    MarkInfeasible(j);
+    j.detail = c.over_limit;
+    return std::nullopt;
+  }
+  std::vector<ModelMask> masks;
+  std::vector<const char*> whys;  // why each mask is tried before the next (by index)
+  bool mixed_last = false;        // the last mask is tried only when every other is infeasible
+  if (ordering_.speed_aware() && c.by_speed.size() > 1) {
+    for (uint16_t m : cs.contended ? ByAdvantage(c) : c.by_speed) {
+      if ((mine >> m) & 1) {
+        masks.push_back(ModelMask{1} << m);
+        whys.push_back(cs.contended ? "each model is tried apart, where the job gains most first"
+                                    : "each model is tried apart, the job's fastest first");
+      }
+    }
+    // A gang larger than any one model's devices may still run across models, at the pace
+    // of the slowest; one that fits a single model waits for it instead (tried below only
+    // when every single model is infeasible).
+    if (std::popcount(mine) > 1) {
+      masks.push_back(mine);
+      mixed_last = true;
+    }
+  } else {
+    mixed_last = AgnosticMasks(j, c, mine, &masks, &whys);
+  }
+  const size_t last_resort = mixed_last ? masks.size() - 1 : masks.size();
+  bool all_infeasible = true;
+  std::string detail;
+  // A job tried on several model sets in turn: what the placer said of each try ("on H800:
+  // ... | on A800: ..."), as each weighs different clusters.
+  bool placer_said = false;
+  for (size_t i = 0; i < masks.size(); ++i) {
+    ModelMask mask = masks[i];
+    if (i == last_resort && !all_infeasible) continue;
+    if (c.mask != 0 && std::has_single_bit(mask)) {
+      size_t m = static_cast<size_t>(std::countr_zero(mask));
+      QuotaVerdict pre = quotas_.Check(j.job.tenant, RequestPerModel(j, m));
+      if (!pre.ok) {
+        *refused = PendingReason::kQuota;
+        all_infeasible = false;
+        detail = pre.why;
+        placer_said = false;
+        continue;
+      }
+    }
+    GangResult r = PlaceAcrossClusters(j, c, mask, cs, i < whys.size() ? whys[i] : nullptr);
+    if (r.outcome == PlaceOutcome::kPlaced) {
+      if (std::string held =
+              holds_.size() ? holds_.Refuses(r.placements, c.holds, j.preemptible) : std::string();
+          !held.empty()) {
+        // It landed on devices a reservation holds: once more without the held models.
+        for (const Placement& p : r.placements)
+          cell_.Release(p);
+        all_infeasible = false;
+        detail = held;
+        placer_said = false;
+        ModelMask rest = mask & ~holds_.Models(~uint64_t{0});
+        if (rest != 0 && rest != mask && masks.size() < 8) masks.push_back(rest);
+        continue;
+      }
+      QuotaVerdict v = quotas_.Check(j.job.tenant, PerModel(r.placements));
+      if (v.ok) {
+        BudgetVerdict b = ledger_.Check(BudgetKeyOf(j, c), ledger_.Rate(r.placements), cs.now,
+                                        EstimatedEnd(j, cs.now, SpeedOn(c, r.placements)));
+        if (b.ok) {
+          j.borrowing = v.borrowing;
+          return r;
+        }
+        for (const Placement& p : r.placements)
+          cell_.Release(p);
+        *refused = PendingReason::kBudget;
+        all_infeasible = false;
+        detail = b.why;
+        placer_said = false;
+        continue;
+      }
+      for (const Placement& p : r.placements)
+        cell_.Release(p);
+      *refused = PendingReason::kQuota;
+      all_infeasible = false;
+      detail = v.why;
+      placer_said = false;
+      // Agnostic placement: retry once on the models the quota still allows.
+      if (masks.size() == 1) {
+        ModelMask allowed = 0;
+        for (size_t m = 0; m < cell_.model_count(); ++m) {
+          if (((mine >> m) & 1) && quotas_.Check(j.job.tenant, RequestPerModel(j, m)).ok)
+            allowed |= ModelMask{1} << m;
+        }
+        if (allowed != 0 && allowed != mask) masks.push_back(allowed);
+      }
+      continue;
+    }
+    if (r.outcome != PlaceOutcome::kInfeasible) all_infeasible = false;
+    if (detail.empty() || *refused == PendingReason::kNone) {
+      std::string said = r.why.ToString() + (r.detail.empty() ? "" : "; " + r.detail);
+      if (masks.size() > 1 && c.mask != 0) {
+        said = "on " + ModelNames(spec_, mask) + ": " + said;
+        if (placer_said) said = detail + " | " + said;
+      }
+      detail = std::move(said);
+      placer_said = true;
+    }
+  }
+  if (all_infeasible) MarkInfeasible(j);
+  j.detail = detail;
+  return std::nullopt;
+}
+
+// An agnostic job's models in the order to try them: first those on which its tenant stays
+// within its own guarantee, then those on which the quota admits the whole job (borrowing),
+// last all of them (for a gang that may split across models, or to tell a job that fits
+// nowhere from one the quota keeps off the models where it would fit). Asking the quota
+// before the placer keeps a job from landing on a model the lending pool then refuses while
+// the models it may use fill up. True when the last mask is to be tried only if every other
+// was infeasible.
+bool Engine::AgnosticMasks(const JobRecord& j, const Compiled& c, ModelMask mine,
+                           std::vector<ModelMask>* masks, std::vector<const char*>* whys) const {
+  if (c.mask == 0 || std::popcount(mine) < 2) {
+    masks->push_back(mine);
+    return false;
+  }
+  const QuotaRoom room = QuotaRoomFor(j, c, mine);
+  ModelMask own = 0;
+  for (size_t m = 0; m < cell_.model_count(); ++m)
+    if (((room.whole >> m) & 1) && quotas_.WithinGuarantee(j.job.tenant, RequestPerModel(j, m)))
+      own |= ModelMask{1} << m;
+  if (own != 0 && own != room.whole) {
+    masks->push_back(own);
+    whys->push_back("the models within the tenant's guarantee are tried first");
+  }
+  if (room.whole != 0) {
+    masks->push_back(room.whole);
+    whys->push_back("the models the quota admits the whole job on are tried first");
+  }
+  if (room.whole == mine) return false;
+  masks->push_back(mine);
+  whys->push_back(nullptr);
+  return masks->size() > 1 && j.task_count == 1;
+}
+
+std::vector<Milli> Engine::PerModel(const std::vector<Placement>& placements) const {
+  std::vector<Milli> per(cell_.model_count(), 0);
+  for (const Placement& p : placements) {
+    auto devices = cell_.devices(p.node);
+    for (const DeviceUse& u : p.devices)
+      per[devices[u.index].model] += u.milli;
+  }
+  return per;
+}
+
+std::vector<Milli> Engine::RequestPerModel(const JobRecord& j, size_t model) const {
+  std::vector<Milli> per(cell_.model_count(), 0);
+  per[model] = j.device_milli;
+  return per;
+}
+
+uint32_t Engine::ClusterScope(uint32_t cluster) {
+  if (cluster_scope_[cluster] == 0) {
+    ScopeTable::Verdicts only(spec_.clusters.size(), Reason::kLaterPreference);
+    only[cluster].reset();
+    cluster_scope_[cluster] = scopes_.Intern(only);
+  }
+  return cluster_scope_[cluster];
+}
+
+bool Engine::BurstWaiting(const JobRecord& j, const Compiled& c, TimeMs now) const {
+  return c.burst != nullptr && now - j.queued_since < std::get<BurstRule>(c.burst->body).after;
+}
+
+BudgetKey Engine::BudgetKeyOf(const JobRecord& j, const Compiled& c) const {
+  return {j.job.tenant, c.burst ? static_cast<int32_t>(c.burst - spec_.policies.data()) : -1};
+}
+
+bool Engine::ElasticClosed(const JobRecord& j, const Compiled& c, TimeMs now) const {
+  return c.burst != nullptr && (BurstWaiting(j, c, now) || ledger_.BurstSpent(BudgetKeyOf(j, c)));
+}
+
+std::vector<bool> Engine::BurstBlocks(const JobRecord& j, const Compiled& c, TimeMs now) const {
+  // Without a burst rule elastic clusters are closed by the job's constraints.
+  if (!ElasticClosed(j, c, now)) return {};
+  std::vector<bool> blocked(spec_.clusters.size(), false);
+  for (size_t cl = 0; cl < spec_.clusters.size(); ++cl)
+    blocked[cl] = spec_.clusters[cl].tier == ClusterTier::kElastic;
+  return blocked;
+}
+
+std::string Engine::BurstWhy(const JobRecord& j, const Compiled& c, TimeMs now) const {
+  if (c.burst == nullptr) return "";
+  const BurstRule& rule = std::get<BurstRule>(c.burst->body);
+  if (!BurstWaiting(j, c, now)) {
+    return "BudgetExceeded (burst rule " + c.burst->name + ": " + FormatMilli(rule.budget_per_day) +
+           " " + spec_.currency + "/day committed for " + spec_.tenant(j.job.tenant).path +
+           " today)";
+  }
+  return "BurstNotYet (queued " + FormatDuration(now - j.queued_since) + " of " +
+         FormatDuration(rule.after) + ", rule " + c.burst->name + ")";
+}
+
+GangResult Engine::PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask, CycleState& cs,
+                                       const char* why_mask) {
+  if (!c.global) return PlaceSpread(c, Variant(c, mask), std::nullopt);
+  const std::vector<bool> blocked = BurstBlocks(j, c, cs.now);
+  static const std::vector<int32_t> kNoSiblings;
+  GlobalChoice choice =
+      ChooseClusters(spec_, summaries_, *c.global, mask, blocked,
+                     c.spread_group ? spread_.by_cluster(*c.spread_group) : kNoSiblings);
+  if (why_mask != nullptr) choice.why_only = why_mask;
+  std::string fell_back;
+  for (const ClusterScore& s : choice.candidates) {
+    ModelMask models = c.mask == 0 ? mask : s.models & mask;
+    GangResult r = PlaceSpread(c, Variant(c, models, ClusterScope(s.cluster)), s.cluster);
+    if (r.outcome == PlaceOutcome::kPlaced) {
+      j.where = DescribeChoice(spec_, *c.global, choice, s.cluster,
+                               AnyBlocked(choice) ? BurstWhy(j, c, cs.now) : std::string());
+      j.where += fell_back;
+      return r;
+    }
+    // The summary promised room the nodes do not have (CPU or memory taken where the devices
+    // are free, too few free devices under one switch): the next candidate.
+    fell_back += "; fell back from " + spec_.clusters[s.cluster].name + " (" +
+                 InCluster(r.why).ToString() + (r.detail.empty() ? "" : ", " + r.detail) + ")";
+  }
+  // No candidate held the gang: the placer over the job's whole scope says why (and places it,
+  // should every summary have undersold its cluster). Elastic clusters closed to it now stay
+  // out; a job that could burst later is not infeasible.
+  bool elastic_closed = false;
+  ScopeTable::Verdicts verdicts = c.global->constraints->verdicts;
+  for (size_t cl = 0; cl < blocked.size(); ++cl) {
+    if (!blocked[cl] || verdicts[cl]) continue;
+    verdicts[cl] = Reason::kLaterPreference;
+    elastic_closed = true;
+  }
+  GangResult r = PlaceSpread(c, Variant(c, mask, scopes_.Intern(verdicts)), std::nullopt);
+  if (r.outcome == PlaceOutcome::kPlaced) {
+    j.where = spec_.clusters[cell_.node(r.placements.front().node).cluster].name +
+              " (no candidate by the summaries; placed over the job's scope)" + fell_back;
+    return r;
+  }
+  if (r.outcome == PlaceOutcome::kInfeasible && elastic_closed) r.outcome = PlaceOutcome::kPending;
+  r.detail += (r.detail.empty() ? "" : "; ") + std::string("clusters: ") +
+              DescribePassed(spec_, *c.global, choice,
+                             AnyBlocked(choice) ? BurstWhy(j, c, cs.now) : std::string()) +
+              fell_back;
+  return r;
+}
+
+GangResult Engine::PlaceSpread(const Compiled& c, const GangRequest& gang,
+                               std::optional<uint32_t> cluster) {
+  if (!c.spread_group || spread_.running(*c.spread_group) == 0)
+    return PlaceGang(cell_, placer_, gang, &rng_);
+  GangRequest spread = gang;
+  spread.prefer_within = spread_.Tiers(*c.spread_group, cluster);
+  return PlaceGang(cell_, placer_, spread, &rng_);
+}
+
+std::optional<Reservation> Engine::ComputeReservation(const JobRecord& head, TimeMs now) const {
+  const ModelMask mask = compiled_[head.id.value()]->mask;
+  Milli free = 0;
+  for (size_t m = 0; m < free_by_model_.size(); ++m)
+    if ((mask >> m) & 1) free += free_by_model_[m];
+  auto frees = [&](uint32_t id) {  // the devices of the head's models the job's end gives back
+    Milli sum = 0;
+    for (const Placement& p : jobs_[id].placements) {
+      if (!Usable(p.node)) continue;
+      auto devices = cell_.devices(p.node);
+      for (const DeviceUse& u : p.devices)
+        if ((mask >> devices[u.index].model) & 1) sum += u.milli;
+    }
+    return sum;
+  };
+  return ReserveForHead(head.id.value(), mask, head.device_milli, free, now, ends_, frees);
+}
+
+}  // namespace tessera

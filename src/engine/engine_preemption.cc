@@ -1,0 +1,324 @@
+// Preemption (docs/architecture.md §3, step 5): who may be a victim (sched/victims.h decides;
+// the engine supplies quotas, holds and the ordering), whether any set of them could make room,
+// and the search that releases candidates on the cell, cheapest first, to find the fewest.
+#include <algorithm>
+#include <bit>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/engine_cycle.h"
+#include "sched/constraints.h"
+#include "sched/fleet_view.h"
+#include "sched/policy_match.h"
+
+namespace tessera {
+
+const PreemptionRule* Engine::PreemptionRuleOf(const JobRecord& j) const {
+  std::vector<const PolicyRule*> rules = MatchingRules(spec_, RuleKind::kPreemption, j.job);
+  return rules.empty() ? nullptr : &std::get<PreemptionRule>(rules.front()->body);
+}
+
+bool Engine::MayPreempt(const JobRecord& preemptor, const JobRecord& victim, ModelMask reclaim,
+                        TimeMs now, uint64_t holds) const {
+  if (!victim.running() || victim.id == preemptor.id) return false;
+  if (victim.priority > preemptor.priority) return false;  // never a higher class
+  // Held devices come back from whoever borrowed them (preemptibly, by the rule's terms).
+  if (holds != 0) {
+    return victim.preemptible &&
+           holds_.Borrows(victim.placements, compiled_[victim.id.value()]->holds, holds);
+  }
+  bool reclaimed = false;
+  if (reclaim != 0) {
+    // Only capacity the victim's tenant borrowed of a reclaimed model: the tenant holds more
+    // of it than its guarantee (the preemptor's own tenant never reclaims from itself).
+    if (victim.job.tenant == preemptor.job.tenant) return false;
+    for (const Placement& p : victim.placements) {
+      auto devices = cell_.devices(p.node);
+      for (const DeviceUse& u : p.devices) {
+        uint16_t m = devices[u.index].model;
+        if (((reclaim >> m) & 1) && quotas_.Borrowing(victim.job.tenant, m)) reclaimed = true;
+      }
+    }
+    if (!reclaimed) return false;
+  } else {
+    bool lower = victim.priority < preemptor.priority;
+    bool displaced =
+        !lower && ordering_.preemptive() && ordering_.Displaces(preemptor, victim, now);
+    if (!lower && !displaced) return false;
+  }
+  // The first matching preemption rule narrows who may be preempted (a reclaim of borrowed
+  // capacity ignores it, and `preemptible: false`: borrowed capacity is lent preemptibly).
+  if (!RuleAdmitsVictim(spec_, cell_, PreemptionRuleOf(preemptor),
+                        {victim.job, victim.priority, victim.preemptible, victim.placements},
+                        reclaimed))
+    return false;
+  // Freeing it must help: it holds devices of a model the preemptor accepts (in a reclaim,
+  // of a reclaimed model).
+  const ModelMask mask =
+      compiled_[preemptor.id.value()]->mask & (reclaim ? reclaim : ~ModelMask{0});
+  return FreesModels(cell_, victim.placements, mask);
+}
+
+ModelMask Engine::GuaranteeModels(const JobRecord& j) const {
+  const Compiled& c = *compiled_[j.id.value()];
+  ModelMask within = 0;
+  for (size_t m = 0; m < cell_.model_count(); ++m) {
+    if (((c.mask >> m) & 1) && quotas_.Guarded(m) &&
+        quotas_.WithinGuarantee(j.job.tenant, RequestPerModel(j, m))) {
+      within |= ModelMask{1} << m;
+    }
+  }
+  return within;
+}
+
+bool Engine::TryPreempt(JobRecord& j, CycleState& cs) {
+  if (PreemptFor(j, cs, 0)) return true;
+  ModelMask reclaim = GuaranteeModels(j);
+  if (reclaim != 0 && PreemptFor(j, cs, reclaim)) return true;
+  const uint64_t holds = holds_.Reclaimable(compiled_[j.id.value()]->holds);
+  return holds != 0 && PreemptFor(j, cs, 0, holds);
+}
+
+bool Engine::Frees(const JobRecord& v, const Compiled& c, ModelMask mask, bool waiting) const {
+  for (const Placement& p : v.placements) {
+    const uint32_t cluster = cell_.node(p.node).cluster;
+    if (c.global && (c.global->constraints->verdicts[cluster] ||
+                     (waiting && spec_.clusters[cluster].tier == ClusterTier::kElastic)))
+      continue;
+    if (c.mask == 0) return true;  // a CPU-only job needs only the node's CPU and memory
+    // Its devices, or the CPU and memory beside devices of the mask.
+    for (const DeviceSlot& d : cell_.devices(p.node))
+      if ((mask >> d.model) & 1) return true;
+  }
+  return false;
+}
+
+QuotaRoom Engine::QuotaRoomFor(const JobRecord& j, const Compiled& c, ModelMask mask) const {
+  if (c.mask == 0) return {0, true};  // CPU-only: no device quota
+  Milli smallest = std::numeric_limits<Milli>::max();
+  for (const GangGroup& g : c.gang.groups)
+    if (!g.shape.cpu_only()) smallest = std::min(smallest, g.shape.total_milli());
+  // Split across models, each model takes whole tasks: count them in the smallest's size.
+  QuotaRoom room;
+  Milli split = 0;
+  for (size_t m = 0; m < cell_.model_count(); ++m) {
+    if (!((mask >> m) & 1)) continue;
+    Milli headroom = quotas_.Headroom(j.job.tenant, m);
+    if (headroom >= j.device_milli) room.whole |= ModelMask{1} << m;
+    split += std::min(headroom, j.device_milli) / smallest * smallest;
+  }
+  room.split = room.whole != 0 || split >= j.device_milli;
+  return room;
+}
+
+bool Engine::RoomInScope(const JobRecord& j, const Compiled& c, ModelMask mask, TimeMs now,
+                         const std::vector<Milli>* freed) const {
+  if (c.mask == 0) return true;  // CPU-only: no device count to check
+  const size_t models = cell_.model_count();
+  auto released = [&](size_t cl) {
+    Milli sum = 0;
+    for (size_t m = 0; freed && m < models; ++m)
+      if ((mask >> m) & 1) sum += (*freed)[cl * models + m];
+    return sum;
+  };
+  if (!c.global) {
+    Milli free = 0;
+    for (size_t m = 0; m < free_by_model_.size(); ++m)
+      if ((mask >> m) & 1) free += free_by_model_[m];
+    for (size_t cl = 0; freed && cl < spec_.clusters.size(); ++cl)
+      free += released(cl);
+    return free >= j.device_milli;
+  }
+  // A gang stays within one cluster: one cluster it may use must hold its devices.
+  const bool waiting = ElasticClosed(j, c, now);
+  for (size_t cl = 0; cl < spec_.clusters.size(); ++cl) {
+    if (c.global->constraints->verdicts[cl]) continue;
+    if (waiting && spec_.clusters[cl].tier == ClusterTier::kElastic) continue;
+    if (summaries_.Free(static_cast<uint32_t>(cl), mask) + released(cl) >= j.device_milli)
+      return true;
+  }
+  return false;
+}
+
+bool Engine::CouldMakeRoom(const JobRecord& j, const Compiled& c, ModelMask mask,
+                           const std::vector<uint32_t>& victims, TimeMs now) {
+  // The quota with every victim's usage refunded, then charged back.
+  for (uint32_t id : victims)
+    quotas_.Refund(jobs_[id].job.tenant, PerModel(jobs_[id].placements));
+  const QuotaRoom room = QuotaRoomFor(j, c, mask);
+  for (uint32_t id : victims)
+    quotas_.Charge(jobs_[id].job.tenant, PerModel(jobs_[id].placements));
+  if (!room.split) return false;
+  const size_t models = cell_.model_count();
+  std::vector<Milli> freed(std::max<size_t>(spec_.clusters.size(), 1) * models, 0);
+  for (uint32_t id : victims) {
+    for (const Placement& p : jobs_[id].placements) {
+      const size_t cl = spec_.clusters.empty() ? 0 : cell_.node(p.node).cluster;
+      auto devices = cell_.devices(p.node);
+      for (const DeviceUse& u : p.devices)
+        freed[cl * models + devices[u.index].model] += u.milli;
+    }
+  }
+  return RoomInScope(j, c, room.whole != 0 ? room.whole : mask, now, &freed);
+}
+
+bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_t holds) {
+  const Compiled& c = *compiled_[j.id.value()];
+  const ModelMask only = holds ? holds_.Models(holds) : reclaim ? reclaim : kAnyAccelerator;
+  const ModelMask mask = c.mask & only;
+  std::vector<VictimCandidate> candidates;
+  const bool waiting = ElasticClosed(j, c, cs.now);
+  auto consider = [&](uint32_t id) {
+    const JobRecord& v = jobs_[id];
+    if (!Frees(v, c, mask, waiting) || !MayPreempt(j, v, reclaim, cs.now, holds)) return;
+    double lost =
+        static_cast<double>(LostSinceCheckpoint(v.last_start, cs.now, v.job.checkpoint_interval)) *
+        static_cast<double>(v.device_milli);
+    candidates.push_back({v.priority, lost, v.key, id});
+  };
+  // Only the running jobs that can be victims at all: preemptible ones of a lower class (or
+  // of the same class under a preemptive ordering); in a reclaim, the jobs of tenants that
+  // borrow a reclaimed model; for held devices, preemptible jobs of no higher class.
+  const PreemptionRule* rule = PreemptionRuleOf(j);
+  if (reclaim == 0) {
+    // A rule with victimsPreemptibleOnly: false opens every running job of a lower class.
+    const bool any = holds == 0 && rule && rule->allow && !rule->victims_preemptible_only;
+    const JobSets& victims = any ? running_by_priority_ : preemptible_by_priority_;
+    for (const auto& [priority, klass] : priority_sets_) {
+      if (priority > j.priority ||
+          (priority == j.priority && !ordering_.preemptive() && holds == 0))
+        break;
+      for (uint32_t id : victims.members(klass))
+        consider(id);
+    }
+  } else {
+    for (uint32_t t = 0; t < running_by_tenant_.set_count(); ++t) {
+      if (t == j.job.tenant.value() || running_by_tenant_.members(t).empty()) continue;
+      bool borrows = false;
+      for (ModelMask m = reclaim; m != 0 && !borrows; m &= m - 1)
+        borrows = quotas_.Borrowing(TenantId(static_cast<uint32_t>(t)),
+                                    static_cast<size_t>(std::countr_zero(m)));
+      if (!borrows) continue;
+      for (uint32_t id : running_by_tenant_.members(t))
+        consider(id);
+    }
+  }
+  if (candidates.empty()) return false;
+  RankVictims(candidates, static_cast<size_t>(options_.preemption_candidates));
+  // Most hopeless preemptions end here, before any victim is released: not even all of them
+  // together would let the quota admit the job or give a cluster it may use its devices.
+  std::vector<uint32_t> all;
+  all.reserve(candidates.size());
+  for (const VictimCandidate& cand : candidates)
+    all.push_back(cand.id);
+  if (!CouldMakeRoom(j, c, mask, all, cs.now)) return false;
+
+  // Candidates [0, held) are released; saved[i] is candidate i's placements.
+  std::vector<std::vector<Placement>> saved;
+  size_t held = 0;
+  // Trial releases free only what a placement consults (devices, free counts, summaries,
+  // quota); the victims finally chosen are then forgotten as running.
+  auto restore = [&](size_t i) {
+    JobRecord& v = jobs_[candidates[i].id];
+    v.placements = saved[i];
+    RetakeDevices(v);
+  };
+  auto hold = [&](size_t k) {  // release or restore until exactly the first k are released
+    for (; held < k; ++held) {
+      JobRecord& v = jobs_[candidates[held].id];
+      if (saved.size() <= held) saved.push_back(v.placements);
+      ReleaseDevices(v);
+    }
+    while (held > k)
+      restore(--held);
+  };
+  // A placement with the released victims' room, when the counts allow one at all.
+  auto attempt = [&]() -> std::optional<GangResult> {
+    const QuotaRoom room = QuotaRoomFor(j, c, mask);
+    if (!room.split || !RoomInScope(j, c, room.whole != 0 ? room.whole : mask, cs.now))
+      return std::nullopt;
+    PendingReason refused = PendingReason::kNone;
+    return PlaceWithQuota(j, cs, &refused, only);
+  };
+  // The shortest cheapest-first prefix of the candidates whose release lets the job start.
+  std::optional<GangResult> placed;
+  auto places = [&](size_t k) {
+    if (placed) {
+      for (const Placement& p : placed->placements)
+        cell_.Release(p);
+      placed.reset();
+    }
+    hold(k);
+    placed = attempt();
+    return placed.has_value();
+  };
+  if (!ShortestSufficientPrefix(candidates.size(), places)) {
+    hold(0);
+    return false;
+  }
+  std::vector<uint32_t> released;
+  for (size_t i = 0; i < held; ++i)
+    released.push_back(candidates[i].id);
+  // Keep only the victims the placement needs: one whose nodes it does not touch goes back,
+  // unless putting it back would break the preemptor's quota admission or a reservation's
+  // hold (a non-preemptible borrower reclaimed elsewhere counts against the hold again).
+  std::set<uint32_t> used;
+  for (const Placement& p : placed->placements)
+    used.insert(p.node);
+  std::vector<uint32_t> victims;
+  for (size_t i = released.size(); i-- > 0;) {
+    bool touches = false;
+    for (const Placement& p : saved[i])
+      touches = touches || used.count(p.node);
+    if (!touches) {
+      restore(i);
+      if (quotas_.Check(j.job.tenant, PerModel(placed->placements)).ok &&
+          (holds_.size() == 0 ||
+           holds_.Refuses(placed->placements, c.holds, j.preemptible).empty()))
+        continue;
+      ReleaseDevices(jobs_[released[i]]);
+    }
+    victims.push_back(released[i]);
+  }
+  std::sort(victims.begin(), victims.end());
+  // A rule's grace period: each victim checkpoints on the signal and exits within it, losing
+  // nothing; the preemptor's processes start when it is over. Without a rule, or reclaiming,
+  // victims stop at once and lose the work since their last checkpoint.
+  const Millis grace = rule && reclaim == 0 && holds == 0 ? rule->grace_period : 0;
+  for (uint32_t id : victims) {
+    JobRecord& v = jobs_[id];
+    std::string cause = holds                     ? "reservation-reclaim"
+                        : reclaim                 ? "quota-reclaim"
+                        : v.priority < j.priority ? "priority"
+                                                  : std::string(ordering_.name());
+    // Its devices are released already; finish the stop.
+    v.stop_grace = grace;
+    backend_.Stop(v, cs.now);
+    v.stop_grace = 0;
+    v.placements = saved[std::find(released.begin(), released.end(), id) - released.begin()];
+    ForgetRun(v);
+    StopRun(v, cs.now, /*lose_since_checkpoint=*/grace == 0);
+    v.state = JobState::kPending;
+    v.reason = PendingReason::kPreempted;
+    v.detail = "preempted by " + j.job.name;
+    ++v.restarts;
+    ++v.preemptions;
+    Enqueue(v, cs.now);
+    cs.stopped.insert(v.id.value());
+    Record(v);
+    LogDecision(DecisionKind::kPreempt, v,
+                "preempted-by:" + j.job.name + " " + cause +
+                    (grace > 0 ? " grace " + FormatDuration(grace) : ""),
+                cs.now);
+    ++counters_.preemptions;
+  }
+  Start(j, std::move(*placed), "preempted " + std::to_string(victims.size()) + " job(s)", cs.now,
+        victims.empty() ? 0 : grace);
+  return true;
+}
+
+}  // namespace tessera
