@@ -1,10 +1,15 @@
-// tessera place --fleet F --jobs J [--policy P] [-o table|json]: a dry run of placement.
-// Every job is placed as a gang (all tasks or none, within its topology rule) and every
-// service's minimum replicas one by one, in file order, each seeing the ones before it.
+// tessera place --fleet F --jobs J [--policy P] [-o table|json]: a dry run of the scheduler.
+// The engine the daemon runs (engine/core.h), built from the configuration on an empty fleet,
+// is given every job of the files at time 0 in file order, and its services' replicas as the
+// service driver asks for them, and runs its cycle once: every rule applies as it would live
+// (constraints, residency, fallback, weights, quotas, budgets, burst waits, reservations). Each
+// task's row says where the engine started it (with the placer's score parts), or why the job
+// waits.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/app.h"
@@ -12,12 +17,11 @@
 #include "cli/load.h"
 #include "cli/output.h"
 #include "common/text.h"
+#include "engine/core.h"
+#include "engine/drive.h"
+#include "engine/run_speed.h"
 #include "sched/constraints.h"
-#include "sched/fragmentation.h"
-#include "sched/gang.h"
-#include "sched/policy_match.h"
-#include "sched/scope.h"
-#include "sched/scorer.h"
+#include "sched/policy/builtin.h"
 
 namespace tessera::cli {
 
@@ -32,63 +36,48 @@ struct PlaceArgs {
   std::string output = "table";
 };
 
-std::string_view OutcomeName(PlaceOutcome o) {
-  switch (o) {
-    case PlaceOutcome::kPlaced:
-      return "placed";
-    case PlaceOutcome::kPending:
-      return "pending";
-    case PlaceOutcome::kInfeasible:
-      return "infeasible";
-  }
-  return "?";
-}
-
 double Rounded(double v) {
   return std::round(v * 1e4) / 1e4;
 }
 
-// What `place` prints for one task.
-json TaskRow(const Spec& spec, const CellState& cell, const std::string& job,
-             const std::string& task, const GangResult& r, size_t t, const PreferenceStep* step) {
-  json row = {{"job", job}, {"task", task}};
-  if (r.outcome != PlaceOutcome::kPlaced) {
-    json reasons = json::array();
-    for (const auto& [reason, count] : r.why.dropped) {
-      reasons.push_back({{"code", std::string(ReasonCode(reason))},
-                         {"nodes", count},
-                         {"text", std::string(ReasonText(reason))}});
-    }
-    row["pending"] = true;
-    row["outcome"] = std::string(OutcomeName(r.outcome));
-    row["reasons"] = reasons;
-    row["summary"] = r.why.ToString() + (r.detail.empty() ? "" : "; " + r.detail);
-    return row;
-  }
-  const Placement& p = r.placements[t];
+// What `place` prints for task `t` of a job the engine started; `start` is the decision that
+// started it (why it went ahead of others, and on several clusters why this cluster).
+json PlacedRow(const Spec& spec, const Engine& engine, const JobRecord& rec, size_t t,
+               const Decision* start) {
+  const CellState& cell = engine.cell();
+  const Placement& p = rec.placements[t];
   const Node& node = spec.node(cell.spec_node(p.node));
   const Cluster& cluster = spec.cluster(node.cluster);
   json devices = json::array();
   for (const DeviceUse& u : p.devices)
     devices.push_back({{"index", u.index}, {"milli", u.milli}});
-  row["outcome"] = "placed";
-  row["cluster"] = cluster.name;
-  row["region"] = spec.region(cluster.region).name;
-  row["tier"] = std::string(ClusterTierName(cluster.tier));
-  row["node"] = node.name;
-  row["devices"] = devices;
+  json row = {{"outcome", "placed"},
+              {"cluster", cluster.name},
+              {"region", spec.region(cluster.region).name},
+              {"tier", std::string(ClusterTierName(cluster.tier))},
+              {"node", node.name},
+              {"devices", devices}};
   if (!p.devices.empty()) {
     DeviceModelId model(cell.devices(p.node)[p.devices.front().index].model);
     row["model"] = spec.model(model).name;
+    row["speed"] = Rounded(static_cast<double>(RunSpeed(spec, cell, rec)) / 1000.0);
   }
-  if (step != nullptr) row["speed"] = Rounded(static_cast<double>(step->speed) / 1000.0);
-  row["level"] = std::string(TopologyLevelName(r.level));
+  row["level"] = std::string(TopologyLevelName(rec.level));
+  // The gang searched the tightest level first, so a preference is met whenever it could be;
+  // say whether it was.
+  if (rec.job.gang.prefer != TopologyLevel::kAny)
+    row["preferred_level_met"] = rec.level <= rec.job.gang.prefer;
   json score = json::object();
-  if (t < r.parts.size()) {
-    for (const auto& [part, value] : r.parts[t])
+  const PlacementExplained* said = engine.explained(rec.id);
+  if (said != nullptr && t < said->parts.size()) {
+    for (const auto& [part, value] : said->parts[t])
       score[part] = Rounded(value);
   }
   row["score"] = score;
+  if (start != nullptr) {
+    row["decision"] = start->reason;
+    if (!start->where.empty()) row["where"] = start->where;
+  }
   return row;
 }
 
@@ -101,93 +90,67 @@ std::string ExcludedBy(const JobConstraints& k) {
   return JoinNames(names);
 }
 
-// The rule kinds of the configuration that `place` does not apply, for the one-line notice.
-std::string UnappliedKinds(const Spec& spec) {
-  std::vector<std::string> kinds;
-  for (RuleKind k : {RuleKind::kWeights, RuleKind::kPreemption, RuleKind::kBurst,
-                     RuleKind::kReservation, RuleKind::kIdleReclaim}) {
-    int n = 0;
-    for (const PolicyRule& r : spec.policies)
-      n += r.kind() == k;
-    if (n > 0) kinds.push_back(std::string(RuleKindName(k)) + " (" + std::to_string(n) + ")");
+// What `place` prints for a task of a job that waits: the engine's reason and detail, and the
+// placer's counts of nodes by reason when the placer was asked.
+json WaitingRow(const Spec& spec, const Engine& engine, const JobRecord& rec) {
+  json reasons = json::array();
+  if (const PlacementExplained* said = engine.explained(rec.id)) {
+    for (const auto& [reason, count] : said->why.dropped) {
+      reasons.push_back({{"code", std::string(ReasonCode(reason))},
+                         {"nodes", count},
+                         {"text", std::string(ReasonText(reason))}});
+    }
   }
-  return JoinNames(kinds);
+  json row = {{"pending", true},
+              {"outcome", rec.reason == PendingReason::kInfeasible ? "infeasible" : "pending"},
+              {"reason", std::string(PendingReasonCode(rec.reason))},
+              {"reasons", reasons},
+              {"summary", rec.detail}};
+  std::string by = ExcludedBy(CompileConstraints(spec, rec.job));
+  if (!by.empty()) row["excluded_by"] = by;
+  return row;
 }
 
-// One unit of the dry run: a job's gang, or one replica of a service.
-struct Unit {
-  const Job* job = nullptr;  // as the rules see it
-  GangRequest gang;
-  std::vector<std::string> tasks;
+// A backend that launches nothing: the dry run's engine starts runs on paper only.
+class PaperBackend final : public Backend {
+ public:
+  void Launch(const JobRecord&, TimeMs) override {}
+  void Stop(const JobRecord&, TimeMs) override {}
 };
 
-class DryRun {
+// The service driver's replicas go straight to the engine.
+class EngineReplicas final : public ReplicaHost {
  public:
-  DryRun(const Spec& spec, CellState& cell, Scorer& scorer)
-      : spec_(spec), cell_(cell), chain_(MakeScopedFilters(scopes_)), placer_(scorer, chain_) {
-    placer_.set_explain(true);  // "why here": the score parts of every placement
+  explicit EngineReplicas(Engine& engine) : engine_(engine) {}
+  std::optional<JobId> SubmitReplica(Job job, TimeMs now) override {
+    return engine_.Submit(std::move(job), now);
   }
-
-  // Places the unit under `k`: each step of the preference order in turn, then the whole
-  // scope (which explains a failure, or finds a gang that mixes the steps' models).
-  void Place(const Unit& u, const JobConstraints& k, json& rows) {
-    ModelMask accepted = 0;
-    bool cpu_only = true;
-    for (const GangGroup& g : u.gang.groups) {
-      accepted |= g.shape.models;
-      cpu_only = cpu_only && g.shape.cpu_only();
-    }
-    for (const PreferenceStep& step : PreferenceOrder(spec_, *u.job, k, accepted, cpu_only)) {
-      GangResult r = Try(u.gang, step.verdicts, cpu_only ? kAnyAccelerator : step.models);
-      if (r.outcome == PlaceOutcome::kPlaced) return Emit(u, r, &step, k, rows);
-    }
-    Emit(u, Try(u.gang, k.verdicts, kAnyAccelerator), nullptr, k, rows);
-  }
-
-  int placed() const { return placed_; }
-  int waiting() const { return waiting_; }
+  void CancelReplica(JobId id, TimeMs now) override { engine_.Cancel(id, now); }
 
  private:
-  GangResult Try(const GangRequest& base, const ScopeTable::Verdicts& verdicts, ModelMask models) {
-    GangRequest gang = base;
-    uint32_t scope = scopes_.Intern(verdicts);
-    for (GangGroup& g : gang.groups) {
-      if (!g.shape.cpu_only()) g.shape.models &= models;
-      g.shape.scope = scope;
-      shapes_.Intern(g.shape);
-    }
-    return PlaceGang(cell_, placer_, gang, &rng_);
-  }
-
-  void Emit(const Unit& u, const GangResult& r, const PreferenceStep* step, const JobConstraints& k,
-            json& rows) {
-    for (size_t t = 0; t < u.tasks.size(); ++t) {
-      json row = TaskRow(spec_, cell_, u.job->name, u.tasks[t], r, t, step);
-      if (r.outcome == PlaceOutcome::kPlaced) {
-        ++placed_;
-        // The gang searched the tightest level first, so a preference is met whenever it
-        // could be; say whether it was.
-        TopologyLevel prefer = u.job->gang.prefer;
-        if (prefer != TopologyLevel::kAny) row["preferred_level_met"] = r.level <= prefer;
-      } else {
-        ++waiting_;
-        std::string by = ExcludedBy(k);
-        if (!by.empty()) row["excluded_by"] = by;
-      }
-      rows.push_back(std::move(row));
-    }
-  }
-
-  const Spec& spec_;
-  CellState& cell_;
-  ScopeTable scopes_;
-  FilterChain chain_;
-  Placer placer_;
-  ShapeTable shapes_;
-  SeededRng rng_{1};
-  int placed_ = 0;
-  int waiting_ = 0;
+  Engine& engine_;
 };
+
+// The rows of one job or replica: one per task, named as given.
+struct Rows {
+  json rows = json::array();
+  int placed = 0, waiting = 0;
+  std::map<uint32_t, const Decision*> starts;  // by job: the decision that started its run
+};
+
+void AddRows(const Spec& spec, const Engine& engine, const JobRecord& rec, const std::string& job,
+             const std::vector<std::string>& tasks, Rows& out) {
+  auto start = out.starts.find(rec.id.value());
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    const bool started = rec.running() && t < rec.placements.size();
+    json row = {{"job", job}, {"task", tasks[t]}};
+    row.update(started ? PlacedRow(spec, engine, rec, t,
+                                   start == out.starts.end() ? nullptr : start->second)
+                       : WaitingRow(spec, engine, rec));
+    ++(started ? out.placed : out.waiting);
+    out.rows.push_back(std::move(row));
+  }
+}
 
 void WriteTable(const json& rows, std::ostream& out) {
   Table table({"JOB", "TASK", "STATUS", "CLUSTER", "NODE", "DEVICES", "REASON"});
@@ -215,79 +178,72 @@ int RunPlace(const PlaceArgs& args, std::ostream& out, std::ostream& err) {
   files.insert(files.end(), args.jobs.begin(), args.jobs.end());
   std::optional<Spec> loaded = LoadOrReport(files, err);
   if (!loaded) return kExitInvalidInput;
-  const Spec& spec = *loaded;
-  ScorerRegistry registry;
-  RegisterBuiltinScorers(registry);
-  TargetWorkload workload = DeclaredTarget(spec);
-  ScorerContext ctx{&workload};
-  auto scorer = registry.Create(args.policy, ctx);
-  if (!scorer.ok()) {
-    err << "tessera place: " << scorer.status().message() << "\n";
+  auto shared = std::make_shared<const Spec>(std::move(*loaded));
+  const Spec& spec = *shared;
+  ScorerRegistry scorers;
+  RegisterBuiltinScorers(scorers);
+  OrderingRegistry orderings;
+  RegisterBuiltinOrderings(orderings);
+  EngineChoice choice;  // the daemon's, but for the scorer asked for
+  choice.placement = args.policy;
+  choice.options.explain = true;
+  ManualClock clock(0);
+  SeededRng rng(1);
+  MemoryStore store;
+  PaperBackend backend;
+  EngineCore core;
+  if (Status made = MakeEngineCore(core, shared, choice, scorers, orderings, store, backend, clock,
+                                   rng, clock.Now());
+      !made.ok()) {
+    err << "tessera place: " << made.message() << "\n";
     return kExitInvalidInput;
   }
-  auto cell = CellState::FromSpec(spec);
-  if (!cell.ok()) {
-    err << "tessera place: " << cell.status().message() << "\n";
-    return kExitInvalidInput;
+  Engine& engine = *core.engine;
+  std::vector<JobId> ids;
+  for (const Job& j : spec.jobs)
+    ids.push_back(engine.Submit(j, 0));
+  for (const Service& s : spec.services)
+    (void)core.services->Add(s, 0);  // the configuration's names are unique
+  EngineReplicas replicas(engine);
+  ServiceDriver& driver = *core.services;
+  SourceOf services(
+      [&] { return driver.active() ? std::optional<TimeMs>(driver.next_time()) : std::nullopt; },
+      [&](TimeMs now) {
+        if (driver.active() && driver.next_time() <= now) driver.Step(engine, replicas, now);
+      });
+  DriveSource* const sources[] = {&services};
+  ManualPace pace(clock, 0);
+  Drive(engine, clock, pace, sources);
+
+  Rows out_rows;
+  for (const Decision& d : store.decisions())
+    if (d.kind == DecisionKind::kStart) out_rows.starts[d.job.value()] = &d;
+  for (size_t i = 0; i < spec.jobs.size(); ++i) {
+    std::vector<std::string> tasks;
+    for (const TaskGroup& g : spec.jobs[i].task_groups)
+      for (int32_t k = 0; k < g.count; ++k)
+        tasks.push_back(g.name + "-" + std::to_string(k));
+    AddRows(spec, engine, engine.job(ids[i]), spec.jobs[i].name, tasks, out_rows);
   }
-  std::string unapplied = UnappliedKinds(spec);
-  if (!unapplied.empty()) {
-    err << "note: place applies the constrain rules, dataset residency and the fallback order; "
-           "it does not apply these rules: "
-        << unapplied << "\n";
-  }
-  DryRun run(spec, *cell, **scorer);
-  json rows = json::array();
-  ShapeTable shapes;
-  for (const Job& j : spec.jobs) {
-    Unit u;
-    u.job = &j;
-    u.gang.require = j.gang.require;
-    for (const TaskGroup& g : j.task_groups) {
-      u.gang.groups.push_back({MakeTaskShape(spec, g.request), g.count});
-      for (int32_t i = 0; i < g.count; ++i)
-        u.tasks.push_back(g.name + "-" + std::to_string(i));
-    }
-    run.Place(u, CompileConstraints(spec, j), rows);
-  }
-  for (const Service& s : spec.services) {
-    Job as_job = ServiceAsJob(s);
-    JobConstraints k = CompileConstraints(spec, as_job);
-    TaskShape shape = MakeTaskShape(spec, s.replica);
-    for (int32_t i = 0; i < s.min_replicas; ++i) {
-      Unit u;
-      u.job = &as_job;
-      u.gang.groups.push_back({shape, 1});
-      u.gang.require = TopologyLevel::kNode;
-      u.tasks.push_back("replica-" + std::to_string(i));
-      size_t before = rows.size();
-      run.Place(u, k, rows);
-      // crossRegion: false keeps the later replicas in the first one's region.
-      if (!k.cross_region && rows[before].value("outcome", "") == "placed") {
-        RegionId home = *spec.FindRegion(rows[before]["region"].get<std::string>());
-        for (size_t c = 0; c < spec.clusters.size(); ++c) {
-          if (!k.verdicts[c] && spec.clusters[c].region != home) {
-            k.verdicts[c] = Reason::kRegionNotAllowed;
-            k.excluded_by[c] = "crossRegion: false";
-          }
-        }
-      }
-    }
+  for (const ServiceStatus& s : driver.Statuses(engine)) {
+    for (size_t k = 0; k < s.replicas.size(); ++k)
+      AddRows(spec, engine, engine.job(s.replicas[k]), s.name, {"replica-" + std::to_string(k)},
+              out_rows);
   }
   std::ostream& summary = args.output == "json" ? err : out;
   if (args.output == "json") {
-    for (json& row : rows)
+    for (json& row : out_rows.rows)
       out << row.dump() << "\n";
   } else {
-    WriteTable(rows, out);
+    WriteTable(out_rows.rows, out);
   }
   auto count = [](size_t n, const char* noun) {
     return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
   };
-  summary << fmt::format("{} task(s) placed, {} pending or infeasible ({}, {})\n", run.placed(),
-                         run.waiting(), count(spec.jobs.size(), "job"),
+  summary << fmt::format("{} task(s) placed, {} pending or infeasible ({}, {})\n", out_rows.placed,
+                         out_rows.waiting, count(spec.jobs.size(), "job"),
                          count(spec.services.size(), "service"));
-  return run.waiting() > 0 ? kExitNotAllPlaced : kExitOk;
+  return out_rows.waiting > 0 ? kExitNotAllPlaced : kExitOk;
 }
 
 }  // namespace

@@ -30,6 +30,7 @@ Engine::Engine(const Spec& spec, CellState cell, Scorer& scorer, const OrderingP
       ledger_(spec, cell_),
       holds_(spec, cell_),
       spread_(cell_, spec.clusters.size()) {
+  placer_.set_explain(options_.explain);
   node_up_.assign(cell_.node_count(), true);
   free_by_model_.assign(cell_.model_count(), 0);
   allocated_by_model_.assign(cell_.model_count(), 0);
@@ -395,6 +396,8 @@ void Engine::MarkInfeasible(JobRecord& j) {
 
 void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs now, Millis wait) {
   if (j.state == JobState::kPending) Dequeue(j);
+  if (options_.explain)
+    explained_[j.id.value()] = {PlaceOutcome::kPlaced, {}, std::move(placed.parts)};
   j.placements = std::move(placed.placements);
   j.level = placed.level;
   j.state = JobState::kPlaced;  // committed to the cell; running once the backend launched it
@@ -428,6 +431,11 @@ void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs n
   // The record keeps no copy of its explanation: the decision log is where it is read.
   LogDecision(DecisionKind::kStart, j, std::move(reason), now, std::move(nodes),
               std::move(j.where));
+}
+
+void Engine::ExplainAs(const JobRecord& j, uint32_t refused) {
+  auto it = explained_.find(refused);
+  if (it != explained_.end()) explained_[j.id.value()] = it->second;
 }
 
 Millis Engine::RuntimeLeft(const JobRecord& j) {

@@ -62,6 +62,17 @@ struct EngineOptions {
   // number of jobs).
   int32_t preemption_attempts = 16;
   Millis tick = 0;  // re-evaluation period; 0 = the ordering policy's quantum
+  // The placer scores in explain mode and the engine keeps what it last said of each job
+  // (explained()): for `tessera place`, which prints it. Decisions are the same either way.
+  bool explain = false;
+};
+
+// What the placer last said of a job (EngineOptions::explain): the score parts of each task's
+// placement when its run started, or why it could not be placed when it waits.
+struct PlacementExplained {
+  PlaceOutcome outcome = PlaceOutcome::kPending;
+  Explanation why;                                                 // when not placed
+  std::vector<std::vector<std::pair<std::string, double>>> parts;  // by task, when placed
 };
 
 struct EngineCounters {
@@ -127,6 +138,11 @@ class Engine final : public EventSink {
   void Reserve(size_t jobs);
 
   const JobRecord& job(JobId id) const { return jobs_[id.value()]; }
+  // In explain mode, what the placer last said of the job (null: nothing, or not in that mode).
+  const PlacementExplained* explained(JobId id) const {
+    auto it = explained_.find(id.value());
+    return it == explained_.end() ? nullptr : &it->second;
+  }
   size_t job_count() const { return jobs_.size(); }
   size_t pending_count() const { return pending_count_; }
   size_t running_count() const { return running_by_tenant_.size(); }
@@ -252,6 +268,8 @@ class Engine final : public EventSink {
                   TimeMs now, uint64_t holds = 0) const;
   // When a run started at `now` at `speed` (of 1000) should end by the job's declared runtime.
   TimeMs EstimatedEnd(const JobRecord& j, TimeMs now, Milli speed) const;
+  // In explain mode: job j, refused as `refused` was within a cycle, is explained as it was.
+  void ExplainAs(const JobRecord& j, uint32_t refused);
   // The declared runtime the job has still to run (reference-device time); -1 without one.
   static Millis RuntimeLeft(const JobRecord& j);
   void ScheduleTick(TimeMs now);
@@ -294,6 +312,7 @@ class Engine final : public EventSink {
   EventQueue events_;
   std::vector<JobRecord> jobs_;
   std::vector<std::unique_ptr<Compiled>> compiled_;
+  std::map<uint32_t, PlacementExplained> explained_;  // by job, in explain mode only
   // A pending job's place in its tenant's queue: priority class (higher first), the ordering
   // policy's key, submission time, submission sequence.
   struct QueueEntry {

@@ -42,6 +42,7 @@ struct Engine::CycleState {
     PendingReason reason = PendingReason::kNone;
     std::string detail;
     Millis left = -1;  // the refused job's runtime still to run; -1: no estimate
+    uint32_t job = 0;  // the job refused (its explanation speaks for the others)
   };
   std::map<std::vector<uint32_t>, Refusal> refused[2];
   std::set<uint32_t> stopped;                     // jobs preempted in this cycle

@@ -124,6 +124,7 @@ void Engine::PlacePending(CycleState& cs) {
         r && r->reason == PendingReason::kResources) {
       j.reason = PendingReason::kResources;
       j.detail = r->detail;
+      if (options_.explain) ExplainAs(j, r->job);
       continue;
     }
     std::optional<BackfillVerdict> passing;
@@ -217,6 +218,7 @@ bool Engine::TryStart(JobRecord& j, CycleState& cs) {
   if (const CycleState::Refusal* r = cs.Refused(c.signature, waiting, RuntimeLeft(j))) {
     j.reason = r->reason;
     j.detail = r->detail;
+    if (options_.explain) ExplainAs(j, r->job);
     return false;
   }
   ++counters_.placements_tried;
@@ -242,8 +244,8 @@ bool Engine::TryStart(JobRecord& j, CycleState& cs) {
     budget_tick_ = NextMidnight(cs.now);
     PostAt(EventKind::kTick, budget_tick_, {}, 0);
   }
-  cs.refused[waiting ? 1 : 0].emplace(c.signature,
-                                      CycleState::Refusal{j.reason, j.detail, RuntimeLeft(j)});
+  cs.refused[waiting ? 1 : 0].emplace(
+      c.signature, CycleState::Refusal{j.reason, j.detail, RuntimeLeft(j), j.id.value()});
   return false;
 }
 
@@ -355,6 +357,7 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
       }
       detail = std::move(said);
       placer_said = true;
+      if (options_.explain) explained_[j.id.value()] = {r.outcome, r.why, {}};
     }
   }
   if (all_infeasible) MarkInfeasible(j);

@@ -299,28 +299,18 @@ Daemon::Daemon(std::shared_ptr<const Spec> spec, std::unique_ptr<SqliteStore> st
 
 Result<std::unique_ptr<Daemon::Core>> Daemon::MakeCore(std::shared_ptr<const Spec> spec) {
   auto core = std::make_unique<Core>();
-  core->spec = std::move(spec);
-  const Spec& s = *core->spec;
   ScorerRegistry scorers;
   RegisterBuiltinScorers(scorers);
   OrderingRegistry orderings;
   RegisterBuiltinOrderings(orderings);
-  core->target = DeclaredTarget(s);
-  auto scorer = scorers.Create(kDefaultScorer, ScorerContext{&core->target});
-  if (!scorer.ok()) return scorer.status();
-  core->scorer = std::move(*scorer);
-  auto ordering = orderings.Create("fifo");
-  if (!ordering.ok()) return ordering.status();
-  core->ordering = std::move(*ordering);
-  auto cell = CellState::FromSpec(s);
-  if (!cell.ok()) return cell.status();
-  core->engine = std::make_unique<Engine>(s, std::move(*cell), *core->scorer, *core->ordering,
-                                          *port_, *backends_, clock_, rng_);
+  EngineChoice choice;
+  choice.scale_interval = options_.scale_interval;
+  if (Status made = MakeEngineCore(*core, std::move(spec), choice, scorers, orderings, *port_,
+                                   *backends_, clock_, rng_, clock_.Now());
+      !made.ok())
+    return made;
   for (uint32_t n = 0; n < core->engine->cell().node_count(); ++n)
     core->node_index[core->engine->cell().node_name(n)] = n;
-  // Replicas are named "SERVICE-rN": a name the API's paths can carry.
-  core->services =
-      std::make_unique<ServiceDriver>(s, clock_.Now(), kNever, options_.scale_interval, "-r");
   return core;
 }
 

@@ -35,6 +35,7 @@
 #include "backends/slurm/slurm_clusters.h"
 #include "common/clock.h"
 #include "common/rng.h"
+#include "engine/core.h"
 #include "engine/engine.h"
 #include "engine/services.h"
 #include "model/spec.h"
@@ -236,14 +237,10 @@ class Daemon {
   };
 
   // The scheduling core built on one configuration: replaced whole by a reload.
-  struct Core {
-    std::shared_ptr<const Spec> spec;
-    TargetWorkload target;  // FGD's target: the configuration's declared jobs
-    std::unique_ptr<Scorer> scorer;
-    std::unique_ptr<OrderingPolicy> ordering;
-    std::unique_ptr<Engine> engine;
-    std::unordered_map<std::string, uint32_t> node_index;  // node name -> cell index
-    std::unique_ptr<ServiceDriver> services;               // the services' replicas on this engine
+  // The scheduler built from a configuration (engine/core.h: as `tessera place` builds it),
+  // and the cell's node indices by name.
+  struct Core : EngineCore {
+    std::unordered_map<std::string, uint32_t> node_index;
   };
 
   Daemon(std::shared_ptr<const Spec> spec, std::unique_ptr<SqliteStore> store, const Clock& clock,

@@ -1,0 +1,42 @@
+// One scheduler built from a configuration, the same way wherever it runs: the daemon builds
+// its engine with it (and again on a reload), and `tessera place` builds the one it asks, so
+// that both give the same answer for the same state. The scorer and the ordering come by name
+// from registries the composition root fills.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "engine/engine.h"
+#include "engine/ordering.h"
+#include "engine/ports.h"
+#include "engine/services.h"
+#include "sched/fragmentation.h"
+#include "sched/scorer.h"
+
+namespace tessera {
+
+struct EngineChoice {
+  std::string placement = std::string(kDefaultScorer);
+  std::string ordering = "fifo";
+  EngineOptions options;
+  Millis scale_interval = 5 * 60 * 1000;  // the services' autoscaling step
+  std::string replica_separator = "-r";   // replicas are named SERVICE-rN
+};
+
+struct EngineCore {
+  std::shared_ptr<const Spec> spec;
+  TargetWorkload target;  // FGD's target: the configuration's declared jobs
+  std::unique_ptr<Scorer> scorer;
+  std::unique_ptr<OrderingPolicy> ordering;
+  std::unique_ptr<Engine> engine;
+  std::unique_ptr<ServiceDriver> services;  // the services' replicas on this engine, from `now`
+};
+
+// Errors: an unknown scorer or ordering, a fleet the cell cannot be built from.
+Status MakeEngineCore(EngineCore& core, std::shared_ptr<const Spec> spec,
+                      const EngineChoice& choice, const ScorerRegistry& scorers,
+                      const OrderingRegistry& orderings, Store& store, Backend& backend,
+                      const Clock& clock, Rng& rng, TimeMs now);
+
+}  // namespace tessera
