@@ -12,47 +12,6 @@ namespace tessera {
 
 using json = nlohmann::ordered_json;
 
-namespace {
-
-// The variable that names a task's devices to the vendor's runtime.
-std::string VisibleVariable(const std::string& vendor) {
-  if (vendor == "nvidia") return "CUDA_VISIBLE_DEVICES";
-  if (vendor == "huawei") return "ASCEND_RT_VISIBLE_DEVICES";
-  if (vendor == "amd") return "HIP_VISIBLE_DEVICES";
-  return "TESSERA_VISIBLE_DEVICES";
-}
-
-}  // namespace
-
-BackendKind Daemon::BackendOf(const JobRecord& job) const {
-  if (job.placements.empty()) return BackendKind::kEmulated;
-  const CellState& cell = engine_->cell();
-  return spec_->clusters[cell.node(job.placements[0].node).cluster].backend;
-}
-
-std::vector<SlurmTaskShape> Daemon::ShapesOf(const JobRecord& job) const {
-  std::vector<SlurmTaskShape> out;
-  for (const Placement& p : job.placements) {
-    int32_t index = p.task.index;
-    const TaskRequest* request = nullptr;
-    for (const TaskGroup& g : job.job.task_groups) {
-      if (index < g.count) {
-        request = &g.request;
-        break;
-      }
-      index -= g.count;
-    }
-    SlurmTaskShape s;
-    if (request != nullptr) {
-      s.cpu = request->cpu;
-      s.memory = request->memory;
-      s.gpus = request->devices.fractional() ? 1 : request->devices.count;
-    }
-    out.push_back(s);
-  }
-  return out;
-}
-
 void Daemon::EndRun(const RunOutcome& o, TimeMs now) {
   if (o.job < 1 || o.job > static_cast<int64_t>(jobs_.size())) return;
   const std::optional<JobId>& eid = engine_id_[o.job - 1];
@@ -106,43 +65,6 @@ void Daemon::ApplySlurm(TimeMs now) {
       }
     }
   }
-}
-
-RunOrder Daemon::OrderOf(const JobRecord& job) const {
-  const CellState& cell = engine_->cell();
-  int64_t id = by_engine_[job.id.value()];
-  RunOrder order;
-  order.job = id;
-  order.run = restart_base_[id - 1] + job.restarts;
-  order.generation = job.generation;
-  order.job_name = job.job.name;
-  order.command = job.job.command;
-  if (order.command.empty()) {
-    // A job that names no program sleeps for its runtime (a placeholder that holds devices).
-    Millis runtime = job.job.runtime.value_or(0) - job.kept_ms;
-    order.command = {"/bin/sh", "-c",
-                     runtime > 0 ? "exec sleep " + std::to_string((runtime + 999) / 1000)
-                                 : "exec sleep infinity"};
-  }
-  order.env = job.job.env;
-  for (const Placement& p : job.placements) {
-    RunOrder::Task& t = order.tasks.emplace_back();
-    t.index = p.task.index;
-    t.node = cell.node_name(p.node);
-    const ClusterId cluster = spec_->node(cell.spec_node(p.node)).cluster;
-    if (const RunAs* as = spec_->RunAsFor(job.job.tenant, cluster)) {
-      t.run_as_user = as->user;
-      t.run_as_group = as->group;
-    }
-    std::string vendor;
-    for (const DeviceUse& u : p.devices) {
-      t.devices.push_back(u.index);
-      t.milli_each = u.milli;
-      vendor = spec_->model(DeviceModelId(cell.devices(p.node)[u.index].model)).vendor;
-    }
-    if (!t.devices.empty()) t.visible_variable = VisibleVariable(vendor);
-  }
-  return order;
 }
 
 void Daemon::ApplyAgents() {

@@ -41,6 +41,7 @@
 #include "model/spec.h"
 #include "sched/fragmentation.h"
 #include "server/auth.h"
+#include "server/backend_router.h"
 #include "server/emulated_backend.h"
 #include "server/metrics.h"
 #include "store/sqlite_store.h"
@@ -226,7 +227,6 @@ class Daemon {
   class StorePort;
   struct Sink;
   class Replicas;
-  class Backends;
 
   // A service submitted through the API: its row, and why it is not driven (a reload made
   // it invalid) when it is not.
@@ -357,10 +357,6 @@ class Daemon {
   bool CordonedInConfig(uint32_t node) const;
   // Under mu_: why a node is down, as " (…)", or "" when nothing more is known.
   std::string DownReason(uint32_t node) const;
-  // Under mu_: the backend of the run's cluster, and what its agents or Slurm get.
-  BackendKind BackendOf(const JobRecord& job) const;
-  RunOrder OrderOf(const JobRecord& job) const;
-  std::vector<SlurmTaskShape> ShapesOf(const JobRecord& job) const;
   // Under mu_: a run ended as its agents or its Slurm job said (ignored when it is not the
   // job's current run).
   void EndRun(const RunOutcome& o, TimeMs now);
@@ -393,7 +389,7 @@ class Daemon {
   SeededRng rng_;
   EmulatedBackend backend_;
   std::unique_ptr<AgentHub> agents_;
-  std::unique_ptr<Backends> backends_;          // routes runs to backend_ or agents_
+  std::unique_ptr<BackendRouter> backends_;     // routes runs to backend_, agents_ or slurm_
   std::map<int64_t, std::string> fail_detail_;  // under mu_: why a run failed, as agents said
   std::unique_ptr<SlurmClusters> slurm_;        // null without slurm clusters
   std::set<std::string> unreachable_;           // under mu_: slurm clusters out of touch
