@@ -29,8 +29,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "engine/quota.h"
 #include "sched/constraints.h"
+#include "sched/quota.h"
 #include "sim/workload.h"
 
 namespace tessera {

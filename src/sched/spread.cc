@@ -1,4 +1,4 @@
-#include "engine/spread.h"
+#include "sched/spread.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "engine/quota.h"
+#include "sched/quota.h"
 
 #include <algorithm>
 

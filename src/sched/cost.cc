@@ -1,4 +1,4 @@
-#include "engine/cost.h"
+#include "sched/cost.h"
 
 #include <fmt/format.h>
 

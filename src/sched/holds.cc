@@ -1,4 +1,4 @@
-#include "engine/holds.h"
+#include "sched/holds.h"
 
 #include <algorithm>
 
