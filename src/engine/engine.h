@@ -85,14 +85,6 @@ struct EngineCounters {
   uint64_t migrations = 0;  // runs moved to faster device models (heterogeneity-aware)
 };
 
-// What a tenant's quota admits of a job: the models that take it whole, and whether it fits
-// at all (whole, or split across models).
-struct QuotaRoom {
-  ModelMask whole = 0;
-  bool split = false;
-  bool operator==(const QuotaRoom&) const = default;
-};
-
 class Engine final : public EventSink {
  public:
   // The cell must have been built from `spec` (node indices = the spec's nodes).

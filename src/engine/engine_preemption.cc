@@ -102,17 +102,7 @@ QuotaRoom Engine::QuotaRoomFor(const JobRecord& j, const Compiled& c, ModelMask 
   Milli smallest = std::numeric_limits<Milli>::max();
   for (const GangGroup& g : c.gang.groups)
     if (!g.shape.cpu_only()) smallest = std::min(smallest, g.shape.total_milli());
-  // Split across models, each model takes whole tasks: count them in the smallest's size.
-  QuotaRoom room;
-  Milli split = 0;
-  for (size_t m = 0; m < cell_.model_count(); ++m) {
-    if (!((mask >> m) & 1)) continue;
-    Milli headroom = quotas_.Headroom(j.job.tenant, m);
-    if (headroom >= j.device_milli) room.whole |= ModelMask{1} << m;
-    split += std::min(headroom, j.device_milli) / smallest * smallest;
-  }
-  room.split = room.whole != 0 || split >= j.device_milli;
-  return room;
+  return tessera::QuotaRoomFor(quotas_, j.job.tenant, mask, j.device_milli, smallest);
 }
 
 bool Engine::RoomInScope(const JobRecord& j, const Compiled& c, ModelMask mask, TimeMs now,

@@ -179,4 +179,18 @@ std::vector<int64_t> QuotaTracker::PathShares(TenantId t) const {
   return shares;
 }
 
+QuotaRoom QuotaRoomFor(const QuotaTracker& quotas, TenantId tenant, uint64_t mask, Milli devices,
+                       Milli smallest) {
+  QuotaRoom room;
+  Milli split = 0;
+  for (size_t m = 0; m < quotas.model_count(); ++m) {
+    if (!((mask >> m) & 1)) continue;
+    const Milli headroom = quotas.Headroom(tenant, m);
+    if (headroom >= devices) room.whole |= uint64_t{1} << m;
+    split += std::min(headroom, devices) / smallest * smallest;
+  }
+  room.split = room.whole != 0 || split >= devices;
+  return room;
+}
+
 }  // namespace tessera

@@ -77,4 +77,17 @@ class QuotaTracker {
   uint64_t version_ = 0;
 };
 
+// What a tenant's quota admits of a job now: the models that take it whole, and whether it
+// fits at all (whole, or split across models, each taking whole tasks).
+struct QuotaRoom {
+  uint64_t whole = 0;  // a ModelMask
+  bool split = false;
+  bool operator==(const QuotaRoom&) const = default;
+};
+
+// The room for a job of `devices` milli-devices whose smallest device task takes `smallest`
+// (both > 0: a CPU-only job needs no device quota), on the models of `mask` (a ModelMask).
+QuotaRoom QuotaRoomFor(const QuotaTracker& quotas, TenantId tenant, uint64_t mask, Milli devices,
+                       Milli smallest);
+
 }  // namespace tessera
