@@ -13,6 +13,7 @@
 #include "engine/engine.h"
 #include "engine/engine_cycle.h"
 #include "sched/constraints.h"
+#include "sched/fair_share.h"
 #include "sched/fleet_view.h"
 #include "sched/policy_match.h"
 
@@ -68,7 +69,7 @@ void Engine::PlacePending(CycleState& cs) {
     if (!queue.empty()) cursors.push_back({tenant, queue.begin(), queue.end()});
 
   // Each tenant's shares along its path, recomputed only after usage changed.
-  // Sized once: `best_shares` points into it.
+  // Sized once: NextQueue holds references into it while it picks.
   std::vector<std::pair<uint64_t, std::vector<int64_t>>> share_cache(spec_.tenants.size(),
                                                                      {~uint64_t{0}, {}});
   auto shares_of = [&](uint32_t tenant) -> const std::vector<int64_t>& {
@@ -79,29 +80,18 @@ void Engine::PlacePending(CycleState& cs) {
     }
     return shares;
   };
+  // A cursor's head, past the jobs preempted in this cycle (their turn comes in the next one).
+  auto head = [&](size_t i) -> std::optional<QueueHead> {
+    Cursor& c = cursors[i];
+    while (c.it != c.end && cs.stopped.count(c.it->id))
+      ++c.it;
+    if (c.it == c.end) return std::nullopt;
+    return QueueHead{c.it->neg_priority, c.tenant};
+  };
   while (true) {
-    // The next job: highest priority head, then the tenant with the smallest shares along
-    // its path (hierarchical DRF), then the tenant id.
-    Cursor* best = nullptr;
-    const std::vector<int64_t>* best_shares = nullptr;
-    for (Cursor& c : cursors) {
-      while (c.it != c.end && cs.stopped.count(c.it->id))
-        ++c.it;  // preempted in this cycle: its turn comes in the next one
-      if (c.it == c.end) continue;
-      if (best) {
-        if (c.it->neg_priority > best->it->neg_priority) continue;
-        if (c.it->neg_priority == best->it->neg_priority) {
-          const std::vector<int64_t>& shares = shares_of(c.tenant);
-          if (!(shares < *best_shares)) continue;
-          best = &c;
-          best_shares = &shares;
-          continue;
-        }
-      }
-      best = &c;
-      best_shares = &shares_of(c.tenant);
-    }
-    if (!best) break;
+    const std::optional<size_t> next = NextQueue(cursors.size(), head, shares_of);
+    if (!next) break;
+    Cursor* best = &cursors[*next];
     JobRecord& j = jobs_[(best->it++)->id];
     if (j.reason == PendingReason::kInfeasible) continue;
     // A job within its tenant's guarantee is owed its devices now: a blocked job ahead of it
