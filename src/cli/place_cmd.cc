@@ -206,11 +206,7 @@ int RunPlace(const PlaceArgs& args, std::ostream& out, std::ostream& err) {
     (void)core.services->Add(s, 0);  // the configuration's names are unique
   EngineReplicas replicas(engine);
   ServiceDriver& driver = *core.services;
-  SourceOf services(
-      [&] { return driver.active() ? std::optional<TimeMs>(driver.next_time()) : std::nullopt; },
-      [&](TimeMs now) {
-        if (driver.active() && driver.next_time() <= now) driver.Step(engine, replicas, now);
-      });
+  ServiceSteps services(driver, engine, replicas);
   DriveSource* const sources[] = {&services};
   ManualPace pace(clock, 0);
   Drive(engine, clock, pace, sources);

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "engine/drive.h"
 #include "engine/engine.h"
 #include "sched/fleet_view.h"
 
@@ -123,6 +124,25 @@ class ServiceDriver {
   std::vector<Service> services_;  // by index; a removed one keeps its slot
   std::vector<State> state_;
   std::vector<Group> groups_;
+};
+
+// A driver's services as a source of the engine's driver (engine/drive.h): each step when due.
+class ServiceSteps final : public DriveSource {
+ public:
+  ServiceSteps(ServiceDriver& services, Engine& engine, ReplicaHost& replicas)
+      : services_(services), engine_(engine), replicas_(replicas) {}
+  std::optional<TimeMs> NextTime() const override {
+    if (!services_.active()) return std::nullopt;
+    return services_.next_time();
+  }
+  void Step(TimeMs now) override {
+    if (services_.active() && services_.next_time() <= now) services_.Step(engine_, replicas_, now);
+  }
+
+ private:
+  ServiceDriver& services_;
+  Engine& engine_;
+  ReplicaHost& replicas_;
 };
 
 }  // namespace tessera

@@ -128,25 +128,6 @@ class Failures final : public DriveSource {
   std::function<bool()> live_;
 };
 
-// The services' autoscaling steps.
-class ServiceSteps final : public DriveSource {
- public:
-  ServiceSteps(ServiceDriver& services, Engine& engine, SimReplicas& replicas)
-      : services_(services), engine_(engine), replicas_(replicas) {}
-  std::optional<TimeMs> NextTime() const override {
-    if (!services_.active()) return std::nullopt;
-    return services_.next_time();
-  }
-  void Step(TimeMs now) override {
-    if (services_.active() && services_.next_time() <= now) services_.Step(engine_, replicas_, now);
-  }
-
- private:
-  ServiceDriver& services_;
-  Engine& engine_;
-  SimReplicas& replicas_;
-};
-
 // Simulated time: the clock jumps to each next time; the state is constant in between, so the
 // samples of the time series and the allocation's integrals are taken as it jumps. The run ends
 // when nothing is due, or when only the engine's ticks are left for jobs that nothing running,
