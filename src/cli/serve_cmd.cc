@@ -20,6 +20,7 @@
 #include "common/quantity.h"
 #include "server/api.h"
 #include "server/daemon.h"
+#include "store/sqlite_store.h"
 
 namespace tessera::cli {
 

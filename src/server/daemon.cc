@@ -54,7 +54,7 @@ void AppendJsonString(std::string& out, std::string_view s) {
 
 }  // namespace
 
-Daemon::Daemon(std::shared_ptr<const Spec> spec, std::unique_ptr<SqliteStore> store,
+Daemon::Daemon(std::shared_ptr<const Spec> spec, std::unique_ptr<DurableStore> store,
                const Clock& clock, DaemonOptions options)
     : store_(std::move(store)),
       clock_(clock),

@@ -44,7 +44,7 @@
 #include "server/backend_router.h"
 #include "server/emulated_backend.h"
 #include "server/metrics.h"
-#include "store/sqlite_store.h"
+#include "store/durable_store.h"
 
 namespace tessera {
 
@@ -110,7 +110,7 @@ class Daemon {
  public:
   // Rebuilds the state from `store` and starts the engine's thread. When the store has no
   // principal yet, creates `admin`; `*new_admin_token` then holds its token (else "").
-  static Result<std::unique_ptr<Daemon>> Start(Spec spec, std::unique_ptr<SqliteStore> store,
+  static Result<std::unique_ptr<Daemon>> Start(Spec spec, std::unique_ptr<DurableStore> store,
                                                const Clock& clock, DaemonOptions options,
                                                std::string* new_admin_token);
   ~Daemon();
@@ -202,7 +202,7 @@ class Daemon {
   // waiting jobs are queued again and running ones go on where they are (a run whose node
   // left the fleet is requeued). Admins and operators only.
   Result<nlohmann::ordered_json> Reload(const Caller& caller, bool apply);
-  SqliteStore& store() { return *store_; }
+  DurableStore& store() { return *store_; }
   const Authenticator& auth() const { return auth_; }
   const Clock& clock() const { return clock_; }
   Metrics& metrics() { return metrics_; }
@@ -243,7 +243,7 @@ class Daemon {
     std::unordered_map<std::string, uint32_t> node_index;
   };
 
-  Daemon(std::shared_ptr<const Spec> spec, std::unique_ptr<SqliteStore> store, const Clock& clock,
+  Daemon(std::shared_ptr<const Spec> spec, std::unique_ptr<DurableStore> store, const Clock& clock,
          DaemonOptions options);
   Result<std::unique_ptr<Core>> MakeCore(std::shared_ptr<const Spec> spec);
   // Under mu_: makes `core` the one in force (the engine, the backend's and the store's view).
@@ -377,7 +377,7 @@ class Daemon {
   // A log line through DaemonOptions::log.
   void Log(const std::string& level, const std::string& msg, const nlohmann::json& fields) const;
 
-  std::unique_ptr<SqliteStore> store_;
+  std::unique_ptr<DurableStore> store_;
   const Clock& clock_;
   DaemonOptions options_;
   mutable std::mutex logged_mu_;

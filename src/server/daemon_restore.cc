@@ -62,7 +62,7 @@ Result<std::vector<StoredTask>> ParsePlacement(std::string_view text) {
 // are independent and the reader immutable.
 class ResolvedJobs {
  public:
-  ResolvedJobs(const Spec& spec, const SqliteStore& store, int64_t last_id)
+  ResolvedJobs(const Spec& spec, const DurableStore& store, int64_t last_id)
       : reader_(spec),
         store_(store),
         by_id_(static_cast<size_t>(last_id)),
@@ -140,7 +140,7 @@ class ResolvedJobs {
   }
 
   const ResolvedJobReader reader_;
-  const SqliteStore& store_;
+  const DurableStore& store_;
   // By id - 1, null for jobs that ended: each chunk's ids written by the thread that parses it,
   // read once it is done.
   std::vector<std::unique_ptr<RestoredJob>> by_id_;
@@ -153,7 +153,7 @@ class ResolvedJobs {
   std::vector<std::thread> pool_;
 };
 
-Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<SqliteStore> store,
+Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<DurableStore> store,
                                               const Clock& clock, DaemonOptions options,
                                               std::string* new_admin_token) {
   auto t0 = std::chrono::steady_clock::now();

@@ -75,14 +75,6 @@ Status CheckTesseraTables(Sqlite& db) {
   return Status::Ok();
 }
 
-// A decision's detail: {"nodes": [...], "where": "..."}, each when not empty.
-std::string DecisionDetail(const std::vector<std::string>& nodes, const std::string& where) {
-  nlohmann::ordered_json detail = nlohmann::ordered_json::object();
-  if (!nodes.empty()) detail["nodes"] = nodes;
-  if (!where.empty()) detail["where"] = where;
-  return detail.dump();
-}
-
 }  // namespace
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
