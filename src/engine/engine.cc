@@ -145,6 +145,7 @@ Status Engine::Adopt(JobId id, std::vector<Placement> placements, TimeMs first_s
   placed.placements = std::move(placements);
   placed.level = TopologyLevel::kAny;
   Start(j, std::move(placed), "adopted", now);
+  SendOrders();
   return Status::Ok();
 }
 
@@ -243,6 +244,38 @@ void Engine::RunDue() {
     Cycle();
   }
   ScheduleTick(now);
+  SendOrders();
+}
+
+void Engine::OrderLaunch(const JobRecord& j, TimeMs now) {
+  launch_order_[j.id.value()] = orders_.size();
+  orders_.push_back({true, now, j.id, nullptr});
+}
+
+void Engine::OrderStop(const JobRecord& j, TimeMs now) {
+  auto as_was = std::make_shared<const JobRecord>(j);
+  // A run launched in this batch is launched as it was, before it is stopped.
+  if (auto launch = launch_order_.find(j.id.value()); launch != launch_order_.end()) {
+    orders_[launch->second].as_was = as_was;
+    launch_order_.erase(launch);
+  }
+  orders_.push_back({false, now, j.id, std::move(as_was)});
+}
+
+void Engine::SendOrders() {
+  // Swapped out first: a backend may report back (post events) while it is told.
+  std::vector<BackendOrder> orders;
+  orders.swap(orders_);
+  launch_order_.clear();
+  for (const BackendOrder& o : orders) {
+    const JobRecord& j = o.as_was ? *o.as_was : jobs_[o.job.value()];
+    if (o.launch) {
+      CHECK(o.as_was || j.running()) << "launching " << j.job.name << ", which does not run";
+      backend_.Launch(j, o.now);
+    } else {
+      backend_.Stop(j, o.now);
+    }
+  }
 }
 
 void Engine::ScheduleTick(TimeMs now) {
@@ -420,8 +453,8 @@ void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs n
   ledger_.Begin(j.id.value(), BudgetKeyOf(j, *compiled_[j.id.value()]), ledger_.Rate(j.placements),
                 now, j.estimated_end);
   ++counters_.starts;
-  backend_.Launch(j, now);
   j.state = JobState::kRunning;
+  OrderLaunch(j, now);
   Record(j);
   std::vector<uint32_t> nodes;
   for (const Placement& p : j.placements)
@@ -507,7 +540,7 @@ void Engine::StopRun(JobRecord& j, TimeMs now, bool lose_since_checkpoint) {
 
 void Engine::Requeue(JobRecord& j, TimeMs now, PendingReason why, DecisionKind kind,
                      std::string reason) {
-  backend_.Stop(j, now);
+  OrderStop(j, now);
   ReleaseResources(j);
   StopRun(j, now, /*lose_since_checkpoint=*/true);
   j.state = JobState::kPending;
@@ -523,7 +556,7 @@ void Engine::Requeue(JobRecord& j, TimeMs now, PendingReason why, DecisionKind k
 
 void Engine::Finish(JobRecord& j, TimeMs now, JobState end, DecisionKind kind, std::string reason) {
   if (j.running()) {
-    if (end == JobState::kCancelled) backend_.Stop(j, now);
+    if (end == JobState::kCancelled) OrderStop(j, now);
     ReleaseResources(j);
     StopRun(j, now, /*lose_since_checkpoint=*/false);
   }

@@ -27,6 +27,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "common/clock.h"
@@ -265,6 +266,14 @@ class Engine final : public EventSink {
   // The declared runtime the job has still to run (reference-device time); -1 without one.
   static Millis RuntimeLeft(const JobRecord& j);
   void ScheduleTick(TimeMs now);
+  // The backend is told what a batch (RunDue's events and cycle, an adoption) decided once the
+  // batch is done, never from inside it: the orders wait in `orders_`, in the order they were
+  // decided, and SendOrders hands them over. A stop carries the record as it was when the run
+  // was stopped (the engine has released its placements since); a launch reads the record
+  // when sent, unless its run was stopped in the same batch.
+  void OrderLaunch(const JobRecord& j, TimeMs now);
+  void OrderStop(const JobRecord& j, TimeMs now);
+  void SendOrders();
   void Record(const JobRecord& j) { store_.PutJob(j); }
   // Appends one line to the store's decision log (`nodes`: a start's distinct nodes).
   // `where`: a start's explanation (JobRecord::where, moved in).
@@ -302,6 +311,15 @@ class Engine final : public EventSink {
   ShapeTable shapes_;
 
   EventQueue events_;
+  // What the backend is to be told once the batch is done (OrderLaunch, OrderStop).
+  struct BackendOrder {
+    bool launch = false;  // else a stop
+    TimeMs now = 0;
+    JobId job;
+    std::shared_ptr<const JobRecord> as_was;  // the record at the stop; null: read when sent
+  };
+  std::vector<BackendOrder> orders_;
+  std::unordered_map<uint32_t, size_t> launch_order_;  // job -> its launch in orders_
   std::vector<JobRecord> jobs_;
   std::vector<std::unique_ptr<Compiled>> compiled_;
   std::map<uint32_t, PlacementExplained> explained_;  // by job, in explain mode only

@@ -68,7 +68,7 @@ void Engine::MigrateToFasterModels(CycleState& cs) {
       std::snprintf(ratio, sizeof ratio, " x%.2f",
                     static_cast<double>(faster) / static_cast<double>(cand.speed));
       std::string why = "faster-model:" + spec_.model(DeviceModelId(m)).name + ratio;
-      backend_.Stop(j, cs.now);
+      OrderStop(j, cs.now);
       // The new placement is committed already; release only the old one.
       std::vector<Placement> fresh = std::move(r.placements);
       ReleaseResources(j);

@@ -287,7 +287,7 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
                                                   : std::string(ordering_.name());
     // Its devices are released already; finish the stop.
     v.stop_grace = grace;
-    backend_.Stop(v, cs.now);
+    OrderStop(v, cs.now);
     v.stop_grace = 0;
     v.placements = saved[std::find(released.begin(), released.end(), id) - released.begin()];
     ForgetRun(v);

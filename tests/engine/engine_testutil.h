@@ -2,6 +2,7 @@
 // the in-memory store and a scripted backend that records what it was asked to do.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,12 +13,20 @@
 namespace tessera::testing {
 
 // Records launches and stops; completions are posted by the test (Harness::Finish).
+// `told`, when set, sees each call (launch or not) with the record the engine handed over.
 class ScriptedBackend final : public Backend {
  public:
-  void Launch(const JobRecord& job, TimeMs) override { launches.push_back(job.id.value()); }
-  void Stop(const JobRecord& job, TimeMs) override { stops.push_back(job.id.value()); }
+  void Launch(const JobRecord& job, TimeMs) override {
+    launches.push_back(job.id.value());
+    if (told) told(job, true);
+  }
+  void Stop(const JobRecord& job, TimeMs) override {
+    stops.push_back(job.id.value());
+    if (told) told(job, false);
+  }
   std::vector<uint32_t> launches;
   std::vector<uint32_t> stops;
+  std::function<void(const JobRecord& job, bool launch)> told;
 };
 
 // Loads a fleet from YAML text; fails the test (and aborts) on a bad text.
