@@ -10,6 +10,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <variant>
 
 #include "cli/app.h"
 #include "cli/commands.h"
@@ -63,42 +64,42 @@ bool WriteText(const std::filesystem::path& path, const std::string& text, std::
   return true;
 }
 
-int RunSimRun(const SimRunArgs& args, std::ostream& out, std::ostream& err) {
+// The flags that need no file: the trace's format, or an error said on `err`.
+std::optional<TraceFormat> CheckFlags(const SimRunArgs& args, std::ostream& err) {
   auto format = ParseTraceFormat(args.format);
   if (!format) {
     err << "tessera sim run: --format: expected openb, gavel, sia, pai2020, philly, jsonl or "
            "synthetic, got \""
         << args.format << "\"\n";
-    return kExitInvalidInput;
+    return std::nullopt;
   }
+  const char* wrong = nullptr;
   if (!args.cluster.empty() && *format != TraceFormat::kPhilly) {
-    err << "tessera sim run: --cluster is for --format philly only\n";
-    return kExitInvalidInput;
-  }
-  if (args.backfill != "on" && args.backfill != "off") {
+    wrong = "--cluster is for --format philly only";
+  } else if (args.backfill != "on" && args.backfill != "off") {
     err << "tessera sim run: --backfill: expected on or off, got \"" << args.backfill << "\"\n";
-    return kExitInvalidInput;
-  }
-  if (*format != TraceFormat::kSynthetic && args.workload.empty()) {
+    return std::nullopt;
+  } else if (*format != TraceFormat::kSynthetic && args.workload.empty()) {
     err << "tessera sim run: --workload is required for --format " << args.format << "\n";
-    return kExitInvalidInput;
+    return std::nullopt;
+  } else if (args.jobs < 1 || args.jobs > 100000000) {
+    wrong = "--jobs: expected 1..100000000";
+  } else if (args.days && !(*args.days > 0 && *args.days <= 366)) {
+    wrong = "--days: expected a number in (0, 366]";
+  } else if (args.days && *format != TraceFormat::kSynthetic) {
+    wrong = "--days is for --format synthetic only";
+  } else if (!(args.load > 0 && args.load <= 100)) {
+    wrong = "--load: expected a number in (0, 100]";
   }
-  if (args.jobs < 1 || args.jobs > 100000000) {
-    err << "tessera sim run: --jobs: expected 1..100000000\n";
-    return kExitInvalidInput;
+  if (wrong != nullptr) {
+    err << "tessera sim run: " << wrong << "\n";
+    return std::nullopt;
   }
-  if (args.days && !(*args.days > 0 && *args.days <= 366)) {
-    err << "tessera sim run: --days: expected a number in (0, 366]\n";
-    return kExitInvalidInput;
-  }
-  if (args.days && *format != TraceFormat::kSynthetic) {
-    err << "tessera sim run: --days is for --format synthetic only\n";
-    return kExitInvalidInput;
-  }
-  if (!(args.load > 0 && args.load <= 100)) {
-    err << "tessera sim run: --load: expected a number in (0, 100]\n";
-    return kExitInvalidInput;
-  }
+  return format;
+}
+
+// --policy and --compare, each once, with --backfill applied.
+std::optional<std::vector<SimPolicy>> ParsePolicies(const SimRunArgs& args, std::ostream& err) {
   std::vector<SimPolicy> policies;
   std::vector<std::string> names = {args.policy};
   if (!args.compare.empty()) {
@@ -109,22 +110,133 @@ int RunSimRun(const SimRunArgs& args, std::ostream& out, std::ostream& err) {
     auto p = ParseSimPolicy(name);
     if (!p.ok()) {
       err << "tessera sim run: --policy/--compare: " << p.status().message() << "\n";
-      return kExitInvalidInput;
+      return std::nullopt;
     }
     if (std::any_of(policies.begin(), policies.end(),
                     [&](const SimPolicy& q) { return q.name == p->name; })) {
       err << "tessera sim run: policy " << name << " named twice\n";
-      return kExitInvalidInput;
+      return std::nullopt;
     }
     if (args.backfill == "off") {
       if (p->name == "backfill") {
         err << "tessera sim run: policy backfill with --backfill off is fifo\n";
-        return kExitInvalidInput;
+        return std::nullopt;
       }
       p->backfill = false;
     }
     policies.push_back(*p);
   }
+  return policies;
+}
+
+// --mtbf and --failures into `so`; false after saying what is wrong.
+bool ReadFailures(const SimRunArgs& args, const Spec& spec, SimOptions& so, std::ostream& err) {
+  if (!args.mtbf.empty()) {
+    auto mtbf = ParseMtbf(spec, args.mtbf);
+    if (!mtbf.ok()) {
+      err << "tessera sim run: " << mtbf.status().message() << "\n";
+      return false;
+    }
+    so.failures.mtbf = *mtbf;
+  }
+  if (args.failures.empty()) return true;
+  Result<std::string> text = ReadFileBounded(args.failures, kMaxTraceFileBytes);
+  if (!text.ok()) {
+    err << "tessera sim run: --failures: " << text.status().message() << "\n";
+    return false;
+  }
+  auto cell = CellState::FromSpec(spec);
+  if (!cell.ok()) {
+    err << "tessera sim run: " << cell.status().message() << "\n";
+    return false;
+  }
+  auto schedule = ParseOutageSchedule(args.failures, *text, *cell);
+  if (!schedule.ok()) {
+    err << "tessera sim run: " << schedule.status().message() << "\n";
+    return false;
+  }
+  so.failures.schedule = *schedule;
+  return true;
+}
+
+// The progress bar of one policy's run: on a terminal it appears once the run has taken a
+// second (short runs stay quiet); `always` (--progress) draws it from the start.
+std::function<void(double)> ProgressBar(const std::string& name, bool always, std::ostream& err) {
+  auto started = std::chrono::steady_clock::now();
+  auto last = std::make_shared<double>(-1);  // the share drawn last; -1 = nothing yet
+  return [&err, name, started, last, always](double done) {
+    if (done == *last) return;
+    if (!always && *last < 0 &&
+        std::chrono::steady_clock::now() - started < std::chrono::seconds(1)) {
+      return;
+    }
+    *last = done;
+    int width = 40, filled = static_cast<int>(done * width);
+    err << fmt::format("\r{:<9} [{}{}] {:5.1f}%", name, std::string(filled, '#'),
+                       std::string(width - filled, '.'), done * 100)
+        << (done >= 1.0 ? "\n" : "") << std::flush;
+  };
+}
+
+// The table printed at the end: one line per policy.
+void WriteSummary(const std::vector<PolicyRun>& runs, std::ostream& out) {
+  Table table({"POLICY", "COMPLETED", "MEAN JCT", "P95 JCT", "MEAN QUEUE", "GPU ALLOC",
+               "PREEMPTIONS", "LOST GPU-H"});
+  auto num = [](const json& v) {
+    return v.is_null() ? std::string("-") : fmt::format("{:.0f}s", v.get<double>());
+  };
+  for (const PolicyRun& r : runs) {
+    const json& m = r.metrics;
+    table.Add({r.policy,
+               std::to_string(m["jobs"]["completed"].get<size_t>()) + "/" +
+                   std::to_string(m["jobs"]["submitted"].get<size_t>()),
+               num(m["jct_s"]["mean"]), num(m["jct_s"]["p95"]), num(m["queue_s"]["mean"]),
+               fmt::format("{:.1f}%", m["gpu_alloc_ratio"]["mean"].get<double>() * 100),
+               std::to_string(m["preemptions"].get<uint64_t>()),
+               fmt::format("{:.1f}", m["lost_gpu_hours"].get<double>())});
+  }
+  table.Write(out);
+}
+
+// Each policy's run, written under --out as it ends; the runs, or an exit code.
+std::variant<std::vector<PolicyRun>, int> RunPolicies(const SimRunArgs& args, const Spec& spec,
+                                                      const Workload& workload,
+                                                      const std::vector<SimPolicy>& policies,
+                                                      SimOptions so, const json& assignment,
+                                                      std::ostream& err) {
+  ScorerRegistry scorers;
+  RegisterBuiltinScorers(scorers);
+  OrderingRegistry orderings;
+  RegisterBuiltinOrderings(orderings);
+  const bool show = !args.no_progress && (args.progress || isatty(2));
+  std::vector<PolicyRun> runs;
+  for (const SimPolicy& policy : policies) {
+    if (show) so.progress = ProgressBar(policy.name, args.progress, err);
+    auto outcome = RunSimulation(spec, workload, policy, so, scorers, orderings);
+    if (!outcome.ok()) {
+      err << "tessera sim run: " << outcome.status().message() << "\n";
+      return kExitInvalidInput;
+    }
+    outcome->metrics["baseline"] = args.baseline;
+    if (!assignment.is_null()) outcome->metrics["assignment"] = assignment;
+    std::filesystem::path dir = std::filesystem::path(args.out) / policy.name;
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (!WriteText(dir / "metrics.json", outcome->metrics.dump(2) + "\n", err) ||
+        !WriteText(dir / "timeseries.csv", outcome->timeseries_csv, err) ||
+        !WriteText(dir / "decisions.jsonl", outcome->decisions_jsonl, err)) {
+      return kExitFailure;
+    }
+    runs.push_back({policy.name, outcome->metrics, std::move(outcome->timeseries_csv)});
+  }
+  return runs;
+}
+
+int RunSimRun(const SimRunArgs& args, std::ostream& out, std::ostream& err) {
+  std::optional<TraceFormat> format = CheckFlags(args, err);
+  if (!format) return kExitInvalidInput;
+  std::optional<std::vector<SimPolicy>> policies = ParsePolicies(args, err);
+  if (!policies) return kExitInvalidInput;
   auto checkpoint = ParseDuration(args.checkpoint);
   auto mttr = ParseDuration(args.mttr);
   if (!checkpoint.ok() || !mttr.ok() || *mttr <= 0) {
@@ -143,8 +255,6 @@ int RunSimRun(const SimRunArgs& args, std::ostream& out, std::ostream& err) {
   }
   ScorerRegistry scorers;
   RegisterBuiltinScorers(scorers);
-  OrderingRegistry orderings;
-  RegisterBuiltinOrderings(orderings);
   if (!scorers.Has(args.placement)) {
     err << "tessera sim run: --placement: unknown scorer " << args.placement << "\n";
     return kExitInvalidInput;
@@ -171,32 +281,7 @@ int RunSimRun(const SimRunArgs& args, std::ostream& out, std::ostream& err) {
   so.placement = args.placement;
   so.seed = args.seed;
   so.failures.mttr = *mttr;
-  if (!args.mtbf.empty()) {
-    auto mtbf = ParseMtbf(spec, args.mtbf);
-    if (!mtbf.ok()) {
-      err << "tessera sim run: " << mtbf.status().message() << "\n";
-      return kExitInvalidInput;
-    }
-    so.failures.mtbf = *mtbf;
-  }
-  if (!args.failures.empty()) {
-    Result<std::string> text = ReadFileBounded(args.failures, kMaxTraceFileBytes);
-    if (!text.ok()) {
-      err << "tessera sim run: --failures: " << text.status().message() << "\n";
-      return kExitInvalidInput;
-    }
-    auto cell = CellState::FromSpec(spec);
-    if (!cell.ok()) {
-      err << "tessera sim run: " << cell.status().message() << "\n";
-      return kExitInvalidInput;
-    }
-    auto schedule = ParseOutageSchedule(args.failures, *text, *cell);
-    if (!schedule.ok()) {
-      err << "tessera sim run: " << schedule.status().message() << "\n";
-      return kExitInvalidInput;
-    }
-    so.failures.schedule = *schedule;
-  }
+  if (!ReadFailures(args, spec, so, err)) return kExitInvalidInput;
   std::error_code ec;
   std::filesystem::create_directories(args.out, ec);
   if (ec) {
@@ -205,45 +290,12 @@ int RunSimRun(const SimRunArgs& args, std::ostream& out, std::ostream& err) {
   }
   for (const std::string& note : workload->notes)
     err << "tessera sim run: " << note << "\n";
-  bool show = !args.no_progress && (args.progress || isatty(2));
-  std::vector<PolicyRun> runs;
+  auto ran = RunPolicies(args, spec, *workload, *policies, so, assignment, err);
+  if (const int* code = std::get_if<int>(&ran)) return *code;
+  const auto& runs = std::get<std::vector<PolicyRun>>(ran);
   json all = json::object();
-  for (const SimPolicy& policy : policies) {
-    if (show) {
-      // On a terminal the bar appears once a run has taken a second (short runs stay
-      // quiet); --progress draws it from the start.
-      auto started = std::chrono::steady_clock::now();
-      auto last = std::make_shared<double>(-1);  // the share drawn last; -1 = nothing yet
-      so.progress = [&err, name = policy.name, started, last, always = args.progress](double done) {
-        if (done == *last) return;
-        if (!always && *last < 0 &&
-            std::chrono::steady_clock::now() - started < std::chrono::seconds(1)) {
-          return;
-        }
-        *last = done;
-        int width = 40, filled = static_cast<int>(done * width);
-        err << fmt::format("\r{:<9} [{}{}] {:5.1f}%", name, std::string(filled, '#'),
-                           std::string(width - filled, '.'), done * 100)
-            << (done >= 1.0 ? "\n" : "") << std::flush;
-      };
-    }
-    auto outcome = RunSimulation(spec, *workload, policy, so, scorers, orderings);
-    if (!outcome.ok()) {
-      err << "tessera sim run: " << outcome.status().message() << "\n";
-      return kExitInvalidInput;
-    }
-    outcome->metrics["baseline"] = args.baseline;
-    if (!assignment.is_null()) outcome->metrics["assignment"] = assignment;
-    std::filesystem::path dir = std::filesystem::path(args.out) / policy.name;
-    std::filesystem::create_directories(dir, ec);
-    if (!WriteText(dir / "metrics.json", outcome->metrics.dump(2) + "\n", err) ||
-        !WriteText(dir / "timeseries.csv", outcome->timeseries_csv, err) ||
-        !WriteText(dir / "decisions.jsonl", outcome->decisions_jsonl, err)) {
-      return kExitFailure;
-    }
-    all[policy.name] = outcome->metrics;
-    runs.push_back({policy.name, outcome->metrics, std::move(outcome->timeseries_csv)});
-  }
+  for (const PolicyRun& r : runs)
+    all[r.policy] = r.metrics;
   if (!WriteText(std::filesystem::path(args.out) / "metrics.json", all.dump(2) + "\n", err))
     return kExitFailure;
   std::string title =
@@ -255,23 +307,7 @@ int RunSimRun(const SimRunArgs& args, std::ostream& out, std::ostream& err) {
     return kExitFailure;
   }
   if (!WriteText(std::filesystem::path(args.out) / "report.html", *page, err)) return kExitFailure;
-
-  Table table({"POLICY", "COMPLETED", "MEAN JCT", "P95 JCT", "MEAN QUEUE", "GPU ALLOC",
-               "PREEMPTIONS", "LOST GPU-H"});
-  auto num = [](const json& v) {
-    return v.is_null() ? std::string("-") : fmt::format("{:.0f}s", v.get<double>());
-  };
-  for (const PolicyRun& r : runs) {
-    const json& m = r.metrics;
-    table.Add({r.policy,
-               std::to_string(m["jobs"]["completed"].get<size_t>()) + "/" +
-                   std::to_string(m["jobs"]["submitted"].get<size_t>()),
-               num(m["jct_s"]["mean"]), num(m["jct_s"]["p95"]), num(m["queue_s"]["mean"]),
-               fmt::format("{:.1f}%", m["gpu_alloc_ratio"]["mean"].get<double>() * 100),
-               std::to_string(m["preemptions"].get<uint64_t>()),
-               fmt::format("{:.1f}", m["lost_gpu_hours"].get<double>())});
-  }
-  table.Write(out);
+  WriteSummary(runs, out);
   out << "wrote " << args.out << "/{metrics.json,report.html} and per policy "
       << "metrics.json, timeseries.csv, decisions.jsonl\n";
   return kExitOk;

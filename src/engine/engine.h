@@ -169,10 +169,19 @@ class Engine final : public EventSink {
   void Rekey(TimeMs now);
   void PlacePending(CycleState& cs);
   bool TryStart(JobRecord& j, CycleState& cs);
+  // A placement the quota and the budgets admit, or why there is none: `refused` is kQuota or
+  // kBudget when they refused one (else the placer found no room: the job's reason and
+  // detail say why).
+  struct Admitted {
+    std::optional<GangResult> placed;
+    PendingReason refused = PendingReason::kNone;
+  };
   // Places the job where its quota admits it, on the models of `only` among its own.
-  // `refused` says why when its quota or a budget refused it (kQuota, kBudget).
-  std::optional<GangResult> PlaceWithQuota(JobRecord& j, CycleState& cs, PendingReason* refused,
-                                           ModelMask only = kAnyAccelerator);
+  Admitted PlaceWithQuota(JobRecord& j, CycleState& cs, ModelMask only = kAnyAccelerator);
+  // The model masks PlaceWithQuota tries in turn (`whys`: why each comes before the next);
+  // true when the last is tried only if every other is infeasible.
+  bool MasksToTry(const JobRecord& j, const Compiled& c, ModelMask mine, const CycleState& cs,
+                  std::vector<ModelMask>* masks, std::vector<const char*>* whys) const;
   // Preemption in two passes: victims of a lower class (or displaced by a preemptive
   // ordering), else — when the job's tenant is within its guarantee of some models — capacity
   // other tenants borrowed of those models, with the job placed on them.
@@ -182,6 +191,19 @@ class Engine final : public EventSink {
   // One pass: `reclaim` = 0 for the first, the models reclaimed for the second; `holds` for
   // the third, the reservation holds whose borrowers an owner takes its devices back from.
   bool PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_t holds = 0);
+  // The running jobs PreemptFor may stop for `j` on `mask` (unranked).
+  std::vector<VictimCandidate> VictimCandidates(const JobRecord& j, const Compiled& c,
+                                                ModelMask mask, ModelMask reclaim, uint64_t holds,
+                                                TimeMs now) const;
+  // Of the victims `released` (their placements `saved`) that let `placed` start, the ones it
+  // needs, in id order; the others take their devices back.
+  std::vector<uint32_t> KeepNeededVictims(const JobRecord& j, const Compiled& c,
+                                          const GangResult& placed,
+                                          const std::vector<uint32_t>& released,
+                                          const std::vector<std::vector<Placement>>& saved);
+  // Stops victim `v` (its devices released already) for `by`: back to pending, logged.
+  void StopVictim(JobRecord& v, const JobRecord& by, const std::string& cause, Millis grace,
+                  std::vector<Placement> placements, CycleState& cs);
   // An agnostic job's model masks in the order the placer tries them (guaranteed, admitted,
   // all); true when the last is for telling infeasible jobs apart only.
   // `whys` gets why each mask comes before the next (for the explanations).

@@ -212,12 +212,12 @@ bool Engine::TryStart(JobRecord& j, CycleState& cs) {
     return false;
   }
   ++counters_.placements_tried;
-  PendingReason refused = PendingReason::kNone;
-  std::optional<GangResult> placed = PlaceWithQuota(j, cs, &refused);
-  if (placed) {
-    Start(j, std::move(*placed), cs.blocked ? "backfill" : "order", cs.now);
+  Admitted admitted = PlaceWithQuota(j, cs);
+  if (admitted.placed) {
+    Start(j, std::move(*admitted.placed), cs.blocked ? "backfill" : "order", cs.now);
     return true;
   }
+  const PendingReason refused = admitted.refused;
   if (j.reason == PendingReason::kInfeasible) return false;
   // A job of the same signature (shapes, gang rule, priority, tenant) that found no victims
   // this cycle means this one would not either: its queue position is no better.
@@ -239,37 +239,39 @@ bool Engine::TryStart(JobRecord& j, CycleState& cs) {
   return false;
 }
 
-std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
-                                                 PendingReason* refused, ModelMask only) {
+bool Engine::MasksToTry(const JobRecord& j, const Compiled& c, ModelMask mine, const CycleState& cs,
+                        std::vector<ModelMask>* masks, std::vector<const char*>* whys) const {
+  if (!ordering_.speed_aware() || c.by_speed.size() <= 1)
+    return AgnosticMasks(j, c, mine, masks, whys);
+  for (uint16_t m : cs.contended ? ByAdvantage(c) : c.by_speed) {
+    if ((mine >> m) & 1) {
+      masks->push_back(ModelMask{1} << m);
+      whys->push_back(cs.contended ? "each model is tried apart, where the job gains most first"
+                                   : "each model is tried apart, the job's fastest first");
+    }
+  }
+  // A gang larger than any one model's devices may still run across models, at the pace of
+  // the slowest; one that fits a single model waits for it instead (tried only when every
+  // single model is infeasible).
+  if (std::popcount(mine) <= 1) return false;
+  masks->push_back(mine);
+  return true;
+}
+
+Engine::Admitted Engine::PlaceWithQuota(JobRecord& j, CycleState& cs, ModelMask only) {
   Compiled& c = *compiled_[j.id.value()];
   const ModelMask mine = c.mask == 0 ? 0 : c.mask & only;  // CPU-only jobs have no models
-  if (c.mask != 0 && mine == 0) return std::nullopt;
+  if (c.mask != 0 && mine == 0) return {};
   if (!c.over_limit.empty()) {
     MarkInfeasible(j);
     j.detail = c.over_limit;
-    return std::nullopt;
+    return {};
   }
   std::vector<ModelMask> masks;
   std::vector<const char*> whys;  // why each mask is tried before the next (by index)
-  bool mixed_last = false;        // the last mask is tried only when every other is infeasible
-  if (ordering_.speed_aware() && c.by_speed.size() > 1) {
-    for (uint16_t m : cs.contended ? ByAdvantage(c) : c.by_speed) {
-      if ((mine >> m) & 1) {
-        masks.push_back(ModelMask{1} << m);
-        whys.push_back(cs.contended ? "each model is tried apart, where the job gains most first"
-                                    : "each model is tried apart, the job's fastest first");
-      }
-    }
-    // A gang larger than any one model's devices may still run across models, at the pace
-    // of the slowest; one that fits a single model waits for it instead (tried below only
-    // when every single model is infeasible).
-    if (std::popcount(mine) > 1) {
-      masks.push_back(mine);
-      mixed_last = true;
-    }
-  } else {
-    mixed_last = AgnosticMasks(j, c, mine, &masks, &whys);
-  }
+  // The last mask is tried only when every other is infeasible.
+  const bool mixed_last = MasksToTry(j, c, mine, cs, &masks, &whys);
+  PendingReason refused = PendingReason::kNone;
   const size_t last_resort = mixed_last ? masks.size() - 1 : masks.size();
   bool all_infeasible = true;
   std::string detail;
@@ -283,7 +285,7 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
       size_t m = static_cast<size_t>(std::countr_zero(mask));
       QuotaVerdict pre = quotas_.Check(j.job.tenant, RequestPerModel(j, m));
       if (!pre.ok) {
-        *refused = PendingReason::kQuota;
+        refused = PendingReason::kQuota;
         all_infeasible = false;
         detail = pre.why;
         placer_said = false;
@@ -311,11 +313,11 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
                                         EstimatedEnd(j, cs.now, SpeedOn(c, r.placements)));
         if (b.ok) {
           j.borrowing = v.borrowing;
-          return r;
+          return {std::move(r), refused};
         }
         for (const Placement& p : r.placements)
           cell_.Release(p);
-        *refused = PendingReason::kBudget;
+        refused = PendingReason::kBudget;
         all_infeasible = false;
         detail = b.why;
         placer_said = false;
@@ -323,7 +325,7 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
       }
       for (const Placement& p : r.placements)
         cell_.Release(p);
-      *refused = PendingReason::kQuota;
+      refused = PendingReason::kQuota;
       all_infeasible = false;
       detail = v.why;
       placer_said = false;
@@ -339,7 +341,7 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
       continue;
     }
     if (r.outcome != PlaceOutcome::kInfeasible) all_infeasible = false;
-    if (detail.empty() || *refused == PendingReason::kNone) {
+    if (detail.empty() || refused == PendingReason::kNone) {
       std::string said = r.why.ToString() + (r.detail.empty() ? "" : "; " + r.detail);
       if (masks.size() > 1 && c.mask != 0) {
         said = "on " + ModelNames(spec_, mask) + ": " + said;
@@ -352,7 +354,7 @@ std::optional<GangResult> Engine::PlaceWithQuota(JobRecord& j, CycleState& cs,
   }
   if (all_infeasible) MarkInfeasible(j);
   j.detail = detail;
-  return std::nullopt;
+  return {std::nullopt, refused};
 }
 
 // An agnostic job's models in the order to try them: first those on which its tenant stays

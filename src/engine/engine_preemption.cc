@@ -156,26 +156,22 @@ bool Engine::CouldMakeRoom(const JobRecord& j, const Compiled& c, ModelMask mask
   return RoomInScope(j, c, room.whole != 0 ? room.whole : mask, now, &freed);
 }
 
-bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_t holds) {
-  const Compiled& c = *compiled_[j.id.value()];
-  const ModelMask only = holds ? holds_.Models(holds) : reclaim ? reclaim : kAnyAccelerator;
-  const ModelMask mask = c.mask & only;
+std::vector<VictimCandidate> Engine::VictimCandidates(const JobRecord& j, const Compiled& c,
+                                                      ModelMask mask, ModelMask reclaim,
+                                                      uint64_t holds, TimeMs now) const {
   std::vector<VictimCandidate> candidates;
-  const bool waiting = ElasticClosed(j, c, cs.now);
+  const bool waiting = ElasticClosed(j, c, now);
   auto consider = [&](uint32_t id) {
     const JobRecord& v = jobs_[id];
-    if (!Frees(v, c, mask, waiting) || !MayPreempt(j, v, reclaim, cs.now, holds)) return;
+    if (!Frees(v, c, mask, waiting) || !MayPreempt(j, v, reclaim, now, holds)) return;
     double lost =
-        static_cast<double>(LostSinceCheckpoint(v.last_start, cs.now, v.job.checkpoint_interval)) *
+        static_cast<double>(LostSinceCheckpoint(v.last_start, now, v.job.checkpoint_interval)) *
         static_cast<double>(v.device_milli);
     candidates.push_back({v.priority, lost, v.key, id});
   };
-  // Only the running jobs that can be victims at all: preemptible ones of a lower class (or
-  // of the same class under a preemptive ordering); in a reclaim, the jobs of tenants that
-  // borrow a reclaimed model; for held devices, preemptible jobs of no higher class.
-  const PreemptionRule* rule = PreemptionRuleOf(j);
   if (reclaim == 0) {
     // A rule with victimsPreemptibleOnly: false opens every running job of a lower class.
+    const PreemptionRule* rule = PreemptionRuleOf(j);
     const bool any = holds == 0 && rule && rule->allow && !rule->victims_preemptible_only;
     const JobSets& victims = any ? running_by_priority_ : preemptible_by_priority_;
     for (const auto& [priority, klass] : priority_sets_) {
@@ -185,18 +181,29 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
       for (uint32_t id : victims.members(klass))
         consider(id);
     }
-  } else {
-    for (uint32_t t = 0; t < running_by_tenant_.set_count(); ++t) {
-      if (t == j.job.tenant.value() || running_by_tenant_.members(t).empty()) continue;
-      bool borrows = false;
-      for (ModelMask m = reclaim; m != 0 && !borrows; m &= m - 1)
-        borrows = quotas_.Borrowing(TenantId(static_cast<uint32_t>(t)),
-                                    static_cast<size_t>(std::countr_zero(m)));
-      if (!borrows) continue;
-      for (uint32_t id : running_by_tenant_.members(t))
-        consider(id);
-    }
+    return candidates;
   }
+  for (uint32_t t = 0; t < running_by_tenant_.set_count(); ++t) {
+    if (t == j.job.tenant.value() || running_by_tenant_.members(t).empty()) continue;
+    bool borrows = false;
+    for (ModelMask m = reclaim; m != 0 && !borrows; m &= m - 1)
+      borrows = quotas_.Borrowing(TenantId(static_cast<uint32_t>(t)),
+                                  static_cast<size_t>(std::countr_zero(m)));
+    if (!borrows) continue;
+    for (uint32_t id : running_by_tenant_.members(t))
+      consider(id);
+  }
+  return candidates;
+}
+
+bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_t holds) {
+  const Compiled& c = *compiled_[j.id.value()];
+  const ModelMask only = holds ? holds_.Models(holds) : reclaim ? reclaim : kAnyAccelerator;
+  const ModelMask mask = c.mask & only;
+  // Only the running jobs that can be victims at all: preemptible ones of a lower class (or
+  // of the same class under a preemptive ordering); in a reclaim, the jobs of tenants that
+  // borrow a reclaimed model; for held devices, preemptible jobs of no higher class.
+  std::vector<VictimCandidate> candidates = VictimCandidates(j, c, mask, reclaim, holds, cs.now);
   if (candidates.empty()) return false;
   RankVictims(candidates, static_cast<size_t>(options_.preemption_candidates));
   // Most hopeless preemptions end here, before any victim is released: not even all of them
@@ -212,29 +219,20 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   size_t held = 0;
   // Trial releases free only what a placement consults (devices, free counts, summaries,
   // quota); the victims finally chosen are then forgotten as running.
-  auto restore = [&](size_t i) {
-    JobRecord& v = jobs_[candidates[i].id];
-    v.placements = saved[i];
-    RetakeDevices(v);
-  };
   auto hold = [&](size_t k) {  // release or restore until exactly the first k are released
     for (; held < k; ++held) {
       JobRecord& v = jobs_[candidates[held].id];
       if (saved.size() <= held) saved.push_back(v.placements);
       ReleaseDevices(v);
     }
-    while (held > k)
-      restore(--held);
+    while (held > k) {
+      --held;
+      jobs_[candidates[held].id].placements = saved[held];
+      RetakeDevices(jobs_[candidates[held].id]);
+    }
   };
-  // A placement with the released victims' room, when the counts allow one at all.
-  auto attempt = [&]() -> std::optional<GangResult> {
-    const QuotaRoom room = QuotaRoomFor(j, c, mask);
-    if (!room.split || !RoomInScope(j, c, room.whole != 0 ? room.whole : mask, cs.now))
-      return std::nullopt;
-    PendingReason refused = PendingReason::kNone;
-    return PlaceWithQuota(j, cs, &refused, only);
-  };
-  // The shortest cheapest-first prefix of the candidates whose release lets the job start.
+  // The shortest cheapest-first prefix of the candidates whose release lets the job start:
+  // a placement with the released victims' room, when the counts allow one at all.
   std::optional<GangResult> placed;
   auto places = [&](size_t k) {
     if (placed) {
@@ -243,41 +241,25 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
       placed.reset();
     }
     hold(k);
-    placed = attempt();
+    const QuotaRoom room = QuotaRoomFor(j, c, mask);
+    if (room.split && RoomInScope(j, c, room.whole != 0 ? room.whole : mask, cs.now)) {
+      placed = PlaceWithQuota(j, cs, only).placed;
+    }
     return placed.has_value();
   };
   if (!ShortestSufficientPrefix(candidates.size(), places)) {
     hold(0);
     return false;
   }
+  saved.resize(held);
   std::vector<uint32_t> released;
   for (size_t i = 0; i < held; ++i)
     released.push_back(candidates[i].id);
-  // Keep only the victims the placement needs: one whose nodes it does not touch goes back,
-  // unless putting it back would break the preemptor's quota admission or a reservation's
-  // hold (a non-preemptible borrower reclaimed elsewhere counts against the hold again).
-  std::set<uint32_t> used;
-  for (const Placement& p : placed->placements)
-    used.insert(p.node);
-  std::vector<uint32_t> victims;
-  for (size_t i = released.size(); i-- > 0;) {
-    bool touches = false;
-    for (const Placement& p : saved[i])
-      touches = touches || used.count(p.node);
-    if (!touches) {
-      restore(i);
-      if (quotas_.Check(j.job.tenant, PerModel(placed->placements)).ok &&
-          (holds_.size() == 0 ||
-           holds_.Refuses(placed->placements, c.holds, j.preemptible).empty()))
-        continue;
-      ReleaseDevices(jobs_[released[i]]);
-    }
-    victims.push_back(released[i]);
-  }
-  std::sort(victims.begin(), victims.end());
+  std::vector<uint32_t> victims = KeepNeededVictims(j, c, *placed, released, saved);
   // A rule's grace period: each victim checkpoints on the signal and exits within it, losing
   // nothing; the preemptor's processes start when it is over. Without a rule, or reclaiming,
   // victims stop at once and lose the work since their last checkpoint.
+  const PreemptionRule* rule = PreemptionRuleOf(j);
   const Millis grace = rule && reclaim == 0 && holds == 0 ? rule->grace_period : 0;
   for (uint32_t id : victims) {
     JobRecord& v = jobs_[id];
@@ -285,30 +267,66 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
                         : reclaim                 ? "quota-reclaim"
                         : v.priority < j.priority ? "priority"
                                                   : std::string(ordering_.name());
-    // Its devices are released already; finish the stop.
-    v.stop_grace = grace;
-    OrderStop(v, cs.now);
-    v.stop_grace = 0;
-    v.placements = saved[std::find(released.begin(), released.end(), id) - released.begin()];
-    ForgetRun(v);
-    StopRun(v, cs.now, /*lose_since_checkpoint=*/grace == 0);
-    v.state = JobState::kPending;
-    v.reason = PendingReason::kPreempted;
-    v.detail = "preempted by " + j.job.name;
-    ++v.restarts;
-    ++v.preemptions;
-    Enqueue(v, cs.now);
-    cs.stopped.insert(v.id.value());
-    Record(v);
-    LogDecision(DecisionKind::kPreempt, v,
-                "preempted-by:" + j.job.name + " " + cause +
-                    (grace > 0 ? " grace " + FormatDuration(grace) : ""),
-                cs.now);
-    ++counters_.preemptions;
+    const size_t i = std::find(released.begin(), released.end(), id) - released.begin();
+    StopVictim(v, j, cause, grace, std::move(saved[i]), cs);
   }
   Start(j, std::move(*placed), "preempted " + std::to_string(victims.size()) + " job(s)", cs.now,
         victims.empty() ? 0 : grace);
   return true;
+}
+
+std::vector<uint32_t> Engine::KeepNeededVictims(const JobRecord& j, const Compiled& c,
+                                                const GangResult& placed,
+                                                const std::vector<uint32_t>& released,
+                                                const std::vector<std::vector<Placement>>& saved) {
+  // One whose nodes the placement does not touch goes back, unless putting it back would
+  // break the preemptor's quota admission or a reservation's hold (a non-preemptible borrower
+  // reclaimed elsewhere counts against the hold again).
+  std::set<uint32_t> used;
+  for (const Placement& p : placed.placements)
+    used.insert(p.node);
+  std::vector<uint32_t> victims;
+  for (size_t i = released.size(); i-- > 0;) {
+    bool touches = false;
+    for (const Placement& p : saved[i])
+      touches = touches || used.count(p.node);
+    if (!touches) {
+      JobRecord& v = jobs_[released[i]];
+      v.placements = saved[i];
+      RetakeDevices(v);
+      if (quotas_.Check(j.job.tenant, PerModel(placed.placements)).ok &&
+          (holds_.size() == 0 || holds_.Refuses(placed.placements, c.holds, j.preemptible).empty()))
+        continue;
+      ReleaseDevices(v);
+    }
+    victims.push_back(released[i]);
+  }
+  std::sort(victims.begin(), victims.end());
+  return victims;
+}
+
+void Engine::StopVictim(JobRecord& v, const JobRecord& by, const std::string& cause, Millis grace,
+                        std::vector<Placement> placements, CycleState& cs) {
+  // Its devices are released already; finish the stop.
+  v.stop_grace = grace;
+  OrderStop(v, cs.now);
+  v.stop_grace = 0;
+  v.placements = std::move(placements);
+  ForgetRun(v);
+  StopRun(v, cs.now, /*lose_since_checkpoint=*/grace == 0);
+  v.state = JobState::kPending;
+  v.reason = PendingReason::kPreempted;
+  v.detail = "preempted by " + by.job.name;
+  ++v.restarts;
+  ++v.preemptions;
+  Enqueue(v, cs.now);
+  cs.stopped.insert(v.id.value());
+  Record(v);
+  LogDecision(DecisionKind::kPreempt, v,
+              "preempted-by:" + by.job.name + " " + cause +
+                  (grace > 0 ? " grace " + FormatDuration(grace) : ""),
+              cs.now);
+  ++counters_.preemptions;
 }
 
 }  // namespace tessera
