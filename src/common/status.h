@@ -36,6 +36,14 @@ class [[nodiscard]] Status {
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
+  // The field of the input the error is about: a path such as "taskGroups[0].count" in a
+  // request's body, or a query parameter; "" when the error names none.
+  const std::string& field() const { return field_; }
+  // The same error, about `field`.
+  Status WithField(std::string field) && {
+    field_ = std::move(field);
+    return std::move(*this);
+  }
   std::string ToString() const;
 
   friend bool operator==(const Status&, const Status&) = default;
@@ -43,6 +51,7 @@ class [[nodiscard]] Status {
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  std::string field_;
 };
 
 inline Status InvalidArgument(std::string m) {

@@ -90,7 +90,7 @@ void Daemon::CheckAgents(TimeMs now) {
 }
 
 Result<std::string> Daemon::AgentSync(const Caller& caller, const std::string& node,
-                                      const std::string& body, std::string* field) {
+                                      const std::string& body) {
   if (caller.role != Role::kAgent && caller.role != Role::kAdmin) {
     return PermissionDenied("only node agents (the agent role) sync");
   }
@@ -110,7 +110,7 @@ Result<std::string> Daemon::AgentSync(const Caller& caller, const std::string& n
   if (caller.role == Role::kAgent && caller.node != node) {
     return PermissionDenied("this agent's token answers for node \"" + caller.node + "\" only");
   }
-  auto request = ReadSyncRequest(body, field);
+  auto request = ReadSyncRequest(body);
   if (!request.ok()) return request.status();
   TimeMs now = clock_.Now();
   auto report = agents_->Report(node, *request, now);

@@ -114,8 +114,9 @@ void SendError(HttpResponse& res, int status, const std::string& message,
   SendJson(res, status, e);
 }
 
+// The error's own field (Status::field) unless the caller names one.
 void SendStatus(HttpResponse& res, const Status& s, const std::string& field = "") {
-  SendError(res, HttpStatus(s.code()), s.message(), field);
+  SendError(res, HttpStatus(s.code()), s.message(), field.empty() ? s.field() : field);
 }
 
 json JobJson(const StoredJob& j, bool with_spec) {
@@ -304,9 +305,9 @@ class Api {
   // log; or the error (its message, at most 500 characters, for the audit log).
   template <typename T>
   static std::string Answer(HttpResponse& res, const Result<T>& out, int status,
-                            const std::string& detail, const std::string& field = "") {
+                            const std::string& detail) {
     if (!out.ok()) {
-      SendStatus(res, out.status(), field);
+      SendStatus(res, out.status());
       return out.status().message().substr(0, 500);
     }
     SendJson(res, status, *out);
@@ -349,10 +350,9 @@ class Api {
       SendError(res, 400, "the Idempotency-Key header is longer than 255 characters");
       return "bad idempotency key";
     }
-    std::string field;
-    auto out = d_.Submit(c, req.body, key, &field);
+    auto out = d_.Submit(c, req.body, key);
     if (!out.ok()) {
-      SendStatus(res, out.status(), field);
+      SendStatus(res, out.status());
       return out.status().message().substr(0, 500);
     }
     if (out->replayed) res.SetHeader("Idempotent-Replayed", "true");
@@ -425,9 +425,8 @@ class Api {
   }
 
   void AgentSync(const Caller& caller, const HttpRequest& req, HttpResponse& res) {
-    std::string field;
-    auto out = d_.AgentSync(caller, req.matches[1], req.body, &field);
-    if (!out.ok()) return SendStatus(res, out.status(), field);
+    auto out = d_.AgentSync(caller, req.matches[1], req.body);
+    if (!out.ok()) return SendStatus(res, out.status());
     res.status = 200;
     res.SetContent(*out + "\n", "application/json");
   }
@@ -435,10 +434,9 @@ class Api {
   // --- services ---
 
   std::string SubmitService(const Caller& c, const HttpRequest& req, HttpResponse& res) {
-    std::string field;
-    auto out = d_.SubmitService(c, req.body, &field);
+    auto out = d_.SubmitService(c, req.body);
     if (!out.ok()) {
-      SendStatus(res, out.status(), field);
+      SendStatus(res, out.status());
       return out.status().message().substr(0, 500);
     }
     if (out->replayed) res.SetHeader("Idempotent-Replayed", "true");
@@ -464,9 +462,8 @@ class Api {
   }
 
   std::string ReportLoad(const Caller& c, const HttpRequest& req, HttpResponse& res) {
-    std::string field;
-    auto out = d_.ReportLoad(c, req.matches[1], req.body, &field);
-    return Answer(res, out, 200, "service " + std::string(req.matches[1]) + " load", field);
+    return Answer(res, d_.ReportLoad(c, req.matches[1], req.body), 200,
+                  "service " + std::string(req.matches[1]) + " load");
   }
 
   // --- tenants, costs and the fleet ---
@@ -661,9 +658,8 @@ class Api {
       SendError(res, 400, "\"name\" must be 1-63 of a-z 0-9 - _ . @", "name");
       return "bad name";
     }
-    std::string field;
-    if (Status st = d_.PutPrincipal(c, p, &field); !st.ok()) {
-      SendStatus(res, st, field);
+    if (Status st = d_.PutPrincipal(c, p); !st.ok()) {
+      SendStatus(res, st);
       return st.message();
     }
     SendJson(res, 201,

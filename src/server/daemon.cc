@@ -136,6 +136,7 @@ Daemon::~Daemon() {
     stopping_ = true;
   }
   cv_.notify_all();
+  done_cv_.notify_all();
   agents_->Shutdown();
   if (loop_.joinable()) loop_.join();
   {
@@ -151,9 +152,11 @@ Daemon::~Daemon() {
 
 // The engine's thread drives the engine (engine/drive.h) at the system clock's pace: each
 // pass waits for the next time the engine or a source acts (at most a second: the agents'
-// and Slurm's checks), a poke (an accepted submission, a report) or the stop, and passes are
-// at least cycle_interval apart (steady time: the engine's clock may be a manual one), so
-// what arrives meanwhile waits for the next, fuller cycle.
+// and Slurm's checks), a poke (an accepted submission, a report, work posted by an API call)
+// or the stop, and passes are at least cycle_interval apart (steady time: the engine's clock
+// may be a manual one), so what arrives meanwhile waits for the next, fuller cycle. A reload
+// replaces the engine while this thread waits: the drive of the old one ends there, and the
+// loop drives the new one.
 class Daemon::EnginePace final : public Pace {
  public:
   EnginePace(Daemon& d, std::unique_lock<std::mutex>& lock)
@@ -162,17 +165,24 @@ class Daemon::EnginePace final : public Pace {
         interval_(d.options_.cycle_interval),
         last_cycle_(std::chrono::steady_clock::now() - interval_) {}
 
+  // A drive of `engine` starts: its first pass runs at once.
+  void Drives(const Engine* engine) {
+    driving_ = engine;
+    first_ = true;
+  }
+
   bool Await(std::optional<TimeMs> next) override {
+    if (d_.engine_ != driving_) return false;  // a reload: the loop drives the new engine
     if (!first_) {
       auto deadline = std::chrono::system_clock::time_point(
           std::chrono::milliseconds(next.value_or(d_.clock_.Now() + 1000)));
       d_.cv_.wait_until(lock_, deadline, [&] { return d_.stopping_ || d_.poked_; });
     }
     first_ = false;
-    if (d_.stopping_) return false;
+    if (d_.stopping_ || d_.engine_ != driving_) return false;
     if (interval_.count() > 0) {
       d_.cv_.wait_until(lock_, last_cycle_ + interval_, [&] { return d_.stopping_; });
-      if (d_.stopping_) return false;
+      if (d_.stopping_ || d_.engine_ != driving_) return false;
       last_cycle_ = std::chrono::steady_clock::now();
     }
     d_.poked_ = false;  // this pass handles what the pokes were for
@@ -181,6 +191,11 @@ class Daemon::EnginePace final : public Pace {
 
   void Run(Engine&) override {
     d_.RunCycle(/*hand_over=*/true);
+    // What API calls posted for this pass is done: their callers may answer.
+    if (d_.done_ticket_ != d_.taken_ticket_) {
+      d_.done_ticket_ = d_.taken_ticket_;
+      d_.done_cv_.notify_all();
+    }
     if (d_.clock_.Now() - alive_ >= 1000) {
       alive_ = d_.clock_.Now();
       d_.store_->Alive(alive_);
@@ -192,6 +207,7 @@ class Daemon::EnginePace final : public Pace {
   std::unique_lock<std::mutex>& lock_;
   const std::chrono::milliseconds interval_;
   std::chrono::steady_clock::time_point last_cycle_;
+  const Engine* driving_ = nullptr;
   bool first_ = true;  // the first pass runs at once
   TimeMs alive_ = 0;   // when the store last heard the daemon is alive
 };
@@ -205,11 +221,13 @@ void Daemon::Loop() {
                       CheckAgents(now);
                       ApplySlurm(now);
                     });
-  // Submissions the API accepted, waiting in the inbox (a poke says there are some).
+  // Submissions the API accepted, waiting in the inbox (a poke says there are some), then the
+  // work API calls posted (a cancel of one of them finds it in the engine).
   SourceOf arrivals([] { return std::optional<TimeMs>(); },
                     [&](TimeMs) {
                       spent_.clear();  // their memory back to this thread's allocator cache
                       TakeArrivals();
+                      TakePosted();
                     });
   SourceOf services(
       [&] {
@@ -219,7 +237,34 @@ void Daemon::Loop() {
       [&](TimeMs now) { StepServices(now); });
   DriveSource* const sources[] = {&backends, &arrivals, &services};
   EnginePace pace(*this, lock);
-  Drive(*engine_, clock_, pace, sources);
+  while (!stopping_) {
+    retired_.reset();  // a reload's old engine: its drive has ended
+    pace.Drives(engine_);
+    Drive(*engine_, clock_, pace, sources);
+  }
+  // Nothing posted runs any more: its callers are told the daemon stops.
+  posted_.clear();
+  done_cv_.notify_all();
+}
+
+void Daemon::TakePosted() {
+  for (Posted& p : posted_) {
+    p.work();
+    taken_ticket_ = p.ticket;
+  }
+  posted_.clear();
+}
+
+bool Daemon::OnEngineThread(std::unique_lock<std::mutex>& lock, std::function<void()> work) {
+  const uint64_t ticket = ++posted_ticket_;
+  posted_.push_back({std::move(work), ticket});
+  Poke();
+  done_cv_.wait(lock, [&] { return done_ticket_ >= ticket || stopping_; });
+  return done_ticket_ >= ticket;
+}
+
+bool Daemon::Inboxed(int64_t id) const {
+  return std::any_of(inbox_.begin(), inbox_.end(), [&](const Arrival& a) { return a.id == id; });
 }
 
 void Daemon::TakeArrivals() {
@@ -228,13 +273,6 @@ void Daemon::TakeArrivals() {
     Enqueue(a.id, std::move(a.job), jobs_[a.id - 1].submitted);
   }
   inbox_.clear();
-}
-
-void Daemon::RunEngine(bool hand_over) {
-  spent_.clear();  // their memory back to this thread's allocator cache (spent_)
-  TakeArrivals();
-  StepServices(clock_.Now());
-  RunCycle(hand_over);
 }
 
 void Daemon::StepServices(TimeMs now) {

@@ -9,10 +9,13 @@
 // previous process had started is requeued: the emulated backend's timers died with it).
 //
 // Thread-safety: every public method may be called from any thread; one mutex guards the
-// engine and the view, and the engine runs on a thread of its own. What a scheduling cycle
-// changes reaches the view and the store through a thread of their own ("view"): the cycle
-// only hands over the parts of the records they need (JobChange, DecisionChange), and every
-// call that reads the view applies what is still pending first.
+// engine and the view, and the engine runs on a thread of its own, the only one that runs
+// it: an API call that changes it (a cancel, a node's hold, a service, a reload) posts the
+// change to that thread and waits for the pass that made it (OnEngineThread); submissions
+// wait in an inbox the thread takes at each pass. What a scheduling cycle changes reaches the
+// view and the store through a thread of their own ("view"): the cycle only hands over the
+// parts of the records they need (JobChange, DecisionChange), and every call that reads the
+// view applies what is still pending first.
 #pragma once
 
 #include <atomic>
@@ -117,9 +120,9 @@ class Daemon {
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
 
-  // `field`, when given, receives the field path of the first error in the body.
+  // An error about the body names the field of its first error (Status::field).
   Result<SubmitOutcome> Submit(const Caller& caller, const std::string& body,
-                               const std::string& idempotency_key, std::string* field = nullptr);
+                               const std::string& idempotency_key);
   // A job by id ("17") or name; `tenant` narrows a name several tenants use.
   Result<StoredJob> GetJob(const Caller& caller, const std::string& ref,
                            const std::string& tenant) const;
@@ -133,17 +136,16 @@ class Daemon {
   // every DaemonOptions::scale_interval to the load (its curve, or a reported load). Durable
   // before acknowledged; replicas keep running across restarts and reloads. Submitting the
   // same service again is a replay; another service of the same name is a conflict.
-  Result<ServiceOutcome> SubmitService(const Caller& caller, const std::string& body,
-                                       std::string* field = nullptr);
+  Result<ServiceOutcome> SubmitService(const Caller& caller, const std::string& body);
   // The services the caller may see, each with its replicas and load.
   nlohmann::ordered_json ListServices(const Caller& caller) const;
   Result<nlohmann::ordered_json> GetService(const Caller& caller, const std::string& name) const;
   // Stops a service (durable first): its replicas are cancelled.
   Result<nlohmann::ordered_json> DeleteService(const Caller& caller, const std::string& name);
   // A measured load (`{"rps": N}`), which replaces the service's curve until it is older than
-  // three scaling intervals. `field` receives the body's offending field.
+  // three scaling intervals. Errors name the body's offending field.
   Result<nlohmann::ordered_json> ReportLoad(const Caller& caller, const std::string& name,
-                                            const std::string& body, std::string* field = nullptr);
+                                            const std::string& body);
 
   // The decision log across the jobs the caller may see (`q.limit` of them at most), each
   // with its job's id, name and tenant: {items, next}; `next` (a seq) when there may be more.
@@ -168,9 +170,9 @@ class Daemon {
   nlohmann::ordered_json Tenants(const Caller& caller) const;
 
   // Creates (or replaces) a principal; admins only. An agent is bound to exactly one node of
-  // the fleet (Principal::node); one without a node is refused. `field`, when given, receives
-  // the offending field.
-  Status PutPrincipal(const Caller& caller, Principal p, std::string* field = nullptr);
+  // the fleet (Principal::node); one without a node is refused. Errors name the offending
+  // field.
+  Status PutPrincipal(const Caller& caller, Principal p);
   // Deletes a principal and its tokens (durable first); admins only, and never the caller
   // itself or the last admin. What it submitted stays, recorded under its name.
   Status DeletePrincipal(const Caller& caller, const std::string& name);
@@ -185,9 +187,9 @@ class Daemon {
   // bound to that node, or an admin; an unbound agent principal left in an old store is refused
   // and logged once): its report is taken in (exits end runs, a new agent brings the node into
   // service), then the answer — the node's assignment — waits until it changes or the sync's
-  // wait_ms passes. `field` receives the body's offending field.
+  // wait_ms passes. Errors name the body's offending field.
   Result<std::string> AgentSync(const Caller& caller, const std::string& node,
-                                const std::string& body, std::string* field = nullptr);
+                                const std::string& body);
   // The tail of a task's output as its agent reported it: {job, run, task, log}; the job's
   // current (or last) run unless `run` is given.
   Result<nlohmann::ordered_json> TaskLog(const Caller& caller, const std::string& ref,
@@ -253,6 +255,14 @@ class Daemon {
   // Under mu_: every stored service taken on by the driver in force (parsed against the
   // configuration in force; one it no longer admits keeps its error).
   void DriveServices();
+  // What a reload did to the jobs.
+  struct ReloadCounts {
+    int64_t resumed = 0, requeued = 0, queued = 0, failed = 0;
+  };
+  // On the engine's thread, under mu_: a new engine on `spec` in place of the one in force,
+  // with every job moved onto it (a running one goes on where it is, when it can); the old
+  // core is retired_ until the drive of its engine ends.
+  Result<ReloadCounts> SwapEngine(std::shared_ptr<const Spec> spec);
   // Under mu_: a job queued again on a new engine (restart, reload) that is a replica rejoins
   // its service; `orphans` collects replicas no service claims (cancelled afterwards).
   void Rejoin(JobId id, std::vector<JobId>& orphans);
@@ -277,9 +287,15 @@ class Daemon {
   // The engine's thread: drives the engine (engine/drive.h) at the system clock's pace.
   class EnginePace;
   void Loop();
-  // Under mu_: one pass at once for an API call: the accepted submissions, the services' step
-  // if due, and the engine (RunCycle).
-  void RunEngine(bool hand_over = false);
+  // Runs `work` on the engine's thread at the start of its next pass, before the pass's
+  // cycle, and returns once both are done (true) or the daemon stops (false); `lock` (on mu_)
+  // is released while it waits. The API's threads change the engine only so, or by posting
+  // events: the engine's thread alone runs it.
+  bool OnEngineThread(std::unique_lock<std::mutex>& lock, std::function<void()> work);
+  // Under mu_, on the engine's thread: runs what OnEngineThread posted.
+  void TakePosted();
+  // Whether row `id`'s submission waits in inbox_ (the engine's next pass takes it).
+  bool Inboxed(int64_t id) const;
   // Under mu_: the services' autoscaling step, if due at `now`.
   void StepServices(TimeMs now);
   // Under mu_: handles what is due and schedules, timing the cycle. With `hand_over` (the
@@ -402,6 +418,7 @@ class Daemon {
   std::unique_ptr<Sink> sink_;
   std::unique_ptr<Replicas> replicas_;
   std::unique_ptr<Core> core_;        // under mu_; spec_ and engine_ are its parts
+  std::unique_ptr<Core> retired_;     // under mu_: the core a reload replaced, while driven
   std::shared_ptr<const Spec> spec_;  // under mu_ or spec_mu_ (writers hold both)
   Engine* engine_ = nullptr;
   mutable std::mutex spec_mu_;
@@ -414,10 +431,21 @@ class Daemon {
     int64_t id;  // the job's row
     Job job;     // parsed against spec_
   };
-  std::vector<Arrival> inbox_;      // accepted, not yet in the engine
-  std::vector<StoredJob> jobs_;     // by id - 1
-  size_t hidden_rows_ = 0;          // under mu_: rows of jobs_ the store refused (reason "store")
-  std::vector<int64_t> by_engine_;  // engine JobId -> store id
+  std::vector<Arrival> inbox_;  // accepted, not yet in the engine
+  // Work API threads posted for the engine's thread (OnEngineThread), each with its ticket;
+  // tickets are handed out in order, and done_ticket_ is the last whose pass has ended.
+  struct Posted {
+    std::function<void()> work;
+    uint64_t ticket = 0;
+  };
+  std::deque<Posted> posted_;        // under mu_
+  uint64_t posted_ticket_ = 0;       // under mu_: the last handed out
+  uint64_t taken_ticket_ = 0;        // under mu_: the last the engine's thread ran
+  uint64_t done_ticket_ = 0;         // under mu_: the last whose pass's cycle is done
+  std::condition_variable done_cv_;  // done_ticket_ or stopping_
+  std::vector<StoredJob> jobs_;      // by id - 1
+  size_t hidden_rows_ = 0;           // under mu_: rows of jobs_ the store refused (reason "store")
+  std::vector<int64_t> by_engine_;   // engine JobId -> store id
   std::vector<std::optional<JobId>> engine_id_;  // by id - 1
   std::vector<int32_t> restart_base_;            // by id - 1: restarts before this process
   // By id - 1: the run generation whose placements the hooks last handed over to be

@@ -36,7 +36,7 @@ bool SameRequestBody(const std::string& a, const std::string& b) {
 }  // namespace
 
 Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& body,
-                                     const std::string& idempotency_key, std::string* field) {
+                                     const std::string& idempotency_key) {
   if (caller.role != Role::kAdmin && caller.role != Role::kMember) {
     return PermissionDenied("the " + std::string(RoleName(caller.role)) +
                             " role may not submit jobs");
@@ -46,8 +46,8 @@ Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& bo
   std::shared_ptr<const Spec> spec = this->spec();
   JobLoad parsed = LoadJobText(*spec, {"body", body});
   if (!parsed.job) {
-    if (field != nullptr) *field = parsed.diagnostics.Sorted().front().path;
-    return InvalidArgument(parsed.diagnostics.ToString());
+    return InvalidArgument(parsed.diagnostics.ToString())
+        .WithField(parsed.diagnostics.Sorted().front().path);
   }
   const std::string tenant = spec->tenants[parsed.job->tenant.value()].path;
   const std::string resolved = ResolvedJobJson(*spec, *parsed.job).dump();
@@ -247,8 +247,7 @@ Result<StoredJob> Daemon::Cancel(const Caller& caller, const std::string& ref,
                               row.tenant + "\"");
     }
     if (Terminal(row.state)) return AlreadyEnded(row);
-    TakeArrivals();
-    if (!engine_id_[id - 1]) {
+    if (!engine_id_[id - 1] && !Inboxed(id)) {
       return Unavailable("job " + std::to_string(id) + " is still being stored");
     }
     // Durable before it is done or answered: a store that fails leaves the job as it was (503),
@@ -263,16 +262,19 @@ Result<StoredJob> Daemon::Cancel(const Caller& caller, const std::string& ref,
   Status s = durable.get();
   auto lock = LockView();
   if (!s.ok()) return Unavailable("the store did not record the cancel: " + s.message());
-  const StoredJob& row = jobs_[id - 1];
-  if (Terminal(row.state)) {
+  if (const StoredJob& row = jobs_[id - 1]; Terminal(row.state)) {
     // It ended while the cancel was written: the store is told how, again, after it.
     store_->UpdateJob(JobUpdate::Of(row));
     return AlreadyEnded(row);
   }
-  engine_->Cancel(*engine_id_[id - 1], clock_.Now());
-  RunEngine();
-  Poke();
-  return row;
+  // The engine's thread takes it (after the submission, when that still waited in the inbox)
+  // and schedules at once; the answer shows what that changed.
+  const bool ran = OnEngineThread(lock, [this, id] {
+    if (engine_id_[id - 1]) engine_->Cancel(*engine_id_[id - 1], clock_.Now());
+  });
+  if (!ran) return Unavailable("the daemon is stopping");
+  ApplyChanges();
+  return jobs_[id - 1];
 }
 
 Result<json> Daemon::Explain(const Caller& caller, const std::string& ref,

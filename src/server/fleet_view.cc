@@ -214,18 +214,26 @@ Result<json> Daemon::HoldNode(const Caller& caller, const std::string& name,
     }
     return Unavailable("the store did not record the " + action + ": " + s.message());
   }
-  uint32_t n = core_->node_index.at(name);
-  TimeMs now = clock_.Now();
-  if (action == "cordon") {
-    engine_->Cordon(n, now);
-  } else if (action == "drain") {
-    engine_->Drain(n, now);
-  } else {
-    engine_->Uncordon(n, now);
-  }
-  RunEngine();
-  Poke();
-  return NodeJson(caller, n);
+  // The engine's thread holds the node and schedules at once (by name: a reload meanwhile
+  // numbers the nodes anew); the answer shows what that changed.
+  const bool ran = OnEngineThread(lock, [this, name, action] {
+    auto node = core_->node_index.find(name);
+    if (node == core_->node_index.end()) return;  // it left the fleet in a reload meanwhile
+    const uint32_t n = node->second;
+    const TimeMs now = clock_.Now();
+    if (action == "cordon") {
+      engine_->Cordon(n, now);
+    } else if (action == "drain") {
+      engine_->Drain(n, now);
+    } else {
+      engine_->Uncordon(n, now);
+    }
+  });
+  if (!ran) return Unavailable("the daemon is stopping");
+  ApplyChanges();
+  auto node = core_->node_index.find(name);
+  if (node == core_->node_index.end()) return NotFound("node \"" + name + "\" left the fleet");
+  return NodeJson(caller, node->second);
 }
 
 }  // namespace tessera

@@ -16,11 +16,10 @@ namespace tessera {
 
 using json = nlohmann::ordered_json;
 
-Status Daemon::PutPrincipal(const Caller& caller, Principal p, std::string* field) {
+Status Daemon::PutPrincipal(const Caller& caller, Principal p) {
   if (caller.role != Role::kAdmin) return PermissionDenied("only admins manage principals");
   auto invalid = [&](const char* f, const std::string& why) {
-    if (field) *field = f;
-    return InvalidArgument(why);
+    return InvalidArgument(why).WithField(f);
   };
   std::optional<Role> role = ParseRole(p.role);
   if (!role) {

@@ -34,6 +34,83 @@ json Diff(const std::vector<T>& before, const std::vector<T>& after, Key key) {
 
 }  // namespace
 
+Result<Daemon::ReloadCounts> Daemon::SwapEngine(std::shared_ptr<const Spec> spec) {
+  TakeArrivals();  // into the engine they were parsed for; moved below with the rest
+  auto core = MakeCore(spec);
+  if (!core.ok()) return core.status();
+  std::unique_ptr<Core> old = std::move(core_);
+  const Engine& was = *old->engine;
+  const Spec& was_spec = *old->spec;
+  Install(std::move(*core));
+  ApplyFlags();
+  DriveServices();
+  const ResolvedJobReader reader(*spec);
+  const TimeMs now = clock_.Now();
+  by_engine_.clear();
+  std::fill(placed_generation_.begin(), placed_generation_.end(), kNoPlacement);
+  ReloadCounts counts;
+  std::vector<JobId> orphans;
+  for (StoredJob& row : jobs_) {
+    std::optional<JobId>& eid = engine_id_[row.id - 1];
+    if (!eid) continue;
+    const JobRecord& rec = was.job(*eid);
+    eid.reset();
+    if (IsTerminal(rec.state)) continue;
+    restart_base_[row.id - 1] += rec.restarts;  // the new engine counts from 0
+    Result<Job> job = reader.Read(ResolvedJobJson(was_spec, rec.job).dump());
+    if (!job.ok()) {
+      row.state = "failed";
+      row.reason = "invalid";
+      row.detail = "no longer valid after the reload: " + job.status().message();
+      row.finished = now;
+      CloseCosts(row.id, now);
+      store_->UpdateJob(JobUpdate::Of(row));
+      ++counts.failed;
+      continue;
+    }
+    JobId id = Enqueue(row.id, std::move(*job), now);
+    Rejoin(id, orphans);
+    if (!rec.running()) {
+      ++counts.queued;
+      continue;
+    }
+    // The run goes on where it is, with the progress it has made until now.
+    Status adopted = Status::Ok();
+    std::vector<Placement> placements;
+    for (const Placement& p : rec.placements) {
+      auto node = core_->node_index.find(was.cell().node_name(p.node));
+      if (node == core_->node_index.end()) {
+        adopted = NotFound("node " + was.cell().node_name(p.node) + " left the fleet");
+        break;
+      }
+      Placement q = p;
+      q.node = node->second;
+      placements.push_back(q);
+    }
+    if (adopted.ok()) {
+      Millis kept = rec.kept_ms + std::max<Millis>(0, now - rec.last_start);
+      adopted = engine_->Adopt(id, std::move(placements), rec.first_start.value_or(now), kept);
+    }
+    if (adopted.ok()) {
+      ++counts.resumed;
+    } else {
+      agents_->Stop(row.id, restart_base_[row.id - 1], 0);  // an agent's task of the old run
+      ++restart_base_[row.id - 1];
+      CloseCosts(row.id, now);
+      json note = {{"note", "the run could not go on where it was: " + adopted.message()}};
+      store_->AppendDecision({0, now, "requeue", row.id, "reload", note.dump()});
+      ++counts.requeued;
+    }
+  }
+  ApplyAgents();
+  for (JobId id : orphans)
+    engine_->Cancel(id, now);  // replicas of a service the new configuration does not admit
+  // The old engine, then the configuration it was built on, go when the drive of the old
+  // engine has ended (this runs within one of its passes).
+  retired_ = std::move(old);
+  return counts;
+}
+
 Result<json> Daemon::Reload(const Caller& caller, bool apply) {
   if (!caller.MayAdministerFleet()) {
     return PermissionDenied("only admins and operators validate or reload the configuration");
@@ -60,79 +137,14 @@ Result<json> Daemon::Reload(const Caller& caller, bool apply) {
 
   auto spec = std::make_shared<const Spec>(std::move(*loaded.spec));
   auto lock = LockView();
-  TakeArrivals();  // into the engine they were parsed for; moved below with the rest
-  auto core = MakeCore(spec);
-  if (!core.ok()) return core.status();
-  std::unique_ptr<Core> old = std::move(core_);
-  const Engine& was = *old->engine;
-  const Spec& was_spec = *old->spec;
-  Install(std::move(*core));
-  ApplyFlags();
-  DriveServices();
-  const ResolvedJobReader reader(*spec);
-  const TimeMs now = clock_.Now();
-  by_engine_.clear();
-  std::fill(placed_generation_.begin(), placed_generation_.end(), kNoPlacement);
-  int64_t resumed = 0, requeued = 0, queued = 0, failed = 0;
-  std::vector<JobId> orphans;
-  for (StoredJob& row : jobs_) {
-    std::optional<JobId>& eid = engine_id_[row.id - 1];
-    if (!eid) continue;
-    const JobRecord& rec = was.job(*eid);
-    eid.reset();
-    if (IsTerminal(rec.state)) continue;
-    restart_base_[row.id - 1] += rec.restarts;  // the new engine counts from 0
-    Result<Job> job = reader.Read(ResolvedJobJson(was_spec, rec.job).dump());
-    if (!job.ok()) {
-      row.state = "failed";
-      row.reason = "invalid";
-      row.detail = "no longer valid after the reload: " + job.status().message();
-      row.finished = now;
-      CloseCosts(row.id, now);
-      store_->UpdateJob(JobUpdate::Of(row));
-      ++failed;
-      continue;
-    }
-    JobId id = Enqueue(row.id, std::move(*job), now);
-    Rejoin(id, orphans);
-    if (!rec.running()) {
-      ++queued;
-      continue;
-    }
-    // The run goes on where it is, with the progress it has made until now.
-    Status adopted = Status::Ok();
-    std::vector<Placement> placements;
-    for (const Placement& p : rec.placements) {
-      auto node = core_->node_index.find(was.cell().node_name(p.node));
-      if (node == core_->node_index.end()) {
-        adopted = NotFound("node " + was.cell().node_name(p.node) + " left the fleet");
-        break;
-      }
-      Placement q = p;
-      q.node = node->second;
-      placements.push_back(q);
-    }
-    if (adopted.ok()) {
-      Millis kept = rec.kept_ms + std::max<Millis>(0, now - rec.last_start);
-      adopted = engine_->Adopt(id, std::move(placements), rec.first_start.value_or(now), kept);
-    }
-    if (adopted.ok()) {
-      ++resumed;
-    } else {
-      agents_->Stop(row.id, restart_base_[row.id - 1], 0);  // an agent's task of the old run
-      ++restart_base_[row.id - 1];
-      CloseCosts(row.id, now);
-      json note = {{"note", "the run could not go on where it was: " + adopted.message()}};
-      store_->AppendDecision({0, now, "requeue", row.id, "reload", note.dump()});
-      ++requeued;
-    }
+  // The engine's thread builds the new engine, moves every job onto it and drives it from its
+  // next pass, which schedules at once.
+  std::optional<Result<ReloadCounts>> swapped;
+  if (!OnEngineThread(lock, [&] { swapped = SwapEngine(spec); })) {
+    return Unavailable("the daemon is stopping");
   }
-  ApplyAgents();
-  for (JobId id : orphans)
-    engine_->Cancel(id, now);  // replicas of a service the new configuration does not admit
-  old.reset();                 // the old engine, then the configuration it was built on
-  RunEngine();
-  Poke();
+  if (!swapped->ok()) return swapped->status();
+  const ReloadCounts counts = **swapped;
   lock.unlock();
   // Answered once what it changed is durable (the store keeps and retries it if not).
   if (Status s = store_->Flush().get(); !s.ok()) {
@@ -141,8 +153,10 @@ Result<json> Daemon::Reload(const Caller& caller, bool apply) {
         s.message());
   }
   out["applied"] = true;
-  out["jobs"] = {
-      {"resumed", resumed}, {"requeued", requeued}, {"queued", queued}, {"failed", failed}};
+  out["jobs"] = {{"resumed", counts.resumed},
+                 {"requeued", counts.requeued},
+                 {"queued", counts.queued},
+                 {"failed", counts.failed}};
   return out;
 }
 

@@ -101,8 +101,7 @@ json Daemon::ServiceJson(const ServiceEntry& e) const {
   return out;
 }
 
-Result<ServiceOutcome> Daemon::SubmitService(const Caller& caller, const std::string& body,
-                                             std::string* field) {
+Result<ServiceOutcome> Daemon::SubmitService(const Caller& caller, const std::string& body) {
   if (caller.role != Role::kAdmin && caller.role != Role::kMember) {
     return PermissionDenied("the " + std::string(RoleName(caller.role)) +
                             " role may not submit services");
@@ -110,8 +109,8 @@ Result<ServiceOutcome> Daemon::SubmitService(const Caller& caller, const std::st
   std::shared_ptr<const Spec> spec = this->spec();
   ServiceLoad parsed = LoadServiceText(*spec, {"body", body});
   if (!parsed.service) {
-    if (field != nullptr) *field = parsed.diagnostics.Sorted().front().path;
-    return InvalidArgument(parsed.diagnostics.ToString());
+    return InvalidArgument(parsed.diagnostics.ToString())
+        .WithField(parsed.diagnostics.Sorted().front().path);
   }
   const std::string name = parsed.service->name;
   const std::string tenant = spec->tenants[parsed.service->tenant.value()].path;
@@ -143,18 +142,25 @@ Result<ServiceOutcome> Daemon::SubmitService(const Caller& caller, const std::st
     return Unavailable("the store did not accept the service: " + s.message());
   }
   e.durable = true;
-  Service service = *parsed.service;
-  if (spec != spec_) {
-    // Reloaded meanwhile: the service's ids are the old configuration's.
-    ServiceLoad again = LoadServiceText(*spec_, {"service " + name, body});
-    e.error = again.service ? "" : again.diagnostics.ToString();
-    if (!again.service) return ServiceOutcome{ServiceJson(e), false};
-    service = *again.service;
-  }
-  (void)core_->services->Add(service, clock_.Now());  // the name was reserved above
-  RunEngine();
-  Poke();
-  return ServiceOutcome{ServiceJson(e), false};
+  // The engine's thread adds it to the driver and schedules at once.
+  const bool ran =
+      OnEngineThread(lock, [this, name, body, spec, service = *parsed.service]() mutable {
+        auto it = services_.find(name);
+        if (it == services_.end()) return;  // deleted meanwhile
+        if (spec != spec_) {
+          // Reloaded meanwhile: the service's ids are the old configuration's.
+          ServiceLoad again = LoadServiceText(*spec_, {"service " + name, body});
+          it->second.error = again.service ? "" : again.diagnostics.ToString();
+          if (!again.service) return;
+          service = *again.service;
+        }
+        (void)core_->services->Add(service, clock_.Now());  // the name was reserved above
+      });
+  if (!ran) return Unavailable("the daemon is stopping");
+  ApplyChanges();
+  auto it = services_.find(name);
+  if (it == services_.end()) return NotFound("service \"" + name + "\" was deleted meanwhile");
+  return ServiceOutcome{ServiceJson(it->second), false};
 }
 
 json Daemon::ListServices(const Caller& caller) const {
@@ -189,21 +195,21 @@ Result<json> Daemon::DeleteService(const Caller& caller, const std::string& name
     return Unavailable("the store did not record the deletion: " + s.message());
   }
   json out = ServiceJson(it->second);
-  (void)core_->services->Remove(name, replica_host(),
-                                clock_.Now());  // an invalid one is not driven
   services_.erase(it);
-  RunEngine();
-  Poke();
+  // The engine's thread stops driving it (an invalid one is not driven) and cancels its
+  // replicas at once.
+  const bool ran = OnEngineThread(
+      lock, [this, name] { (void)core_->services->Remove(name, replica_host(), clock_.Now()); });
+  if (!ran) return Unavailable("the daemon is stopping");
   out["state"] = "deleted";
   return out;
 }
 
 Result<json> Daemon::ReportLoad(const Caller& caller, const std::string& name,
-                                const std::string& body, std::string* field) {
+                                const std::string& body) {
   json in = json::parse(body, nullptr, false);
   auto bad = [&](const std::string& f, const std::string& message) {
-    if (field != nullptr) *field = f;
-    return InvalidArgument(message);
+    return InvalidArgument(message).WithField(f);
   };
   if (!in.is_object()) return bad("", "the body must be a JSON object {\"rps\": number}");
   for (const auto& [key, value] : in.items())
@@ -219,13 +225,19 @@ Result<json> Daemon::ReportLoad(const Caller& caller, const std::string& name,
   if (!(*e)->error.empty()) {
     return FailedPrecondition("service \"" + name + "\" is not running: " + (*e)->error);
   }
-  const TimeMs now = clock_.Now();
-  if (Status s = core_->services->ReportLoad(name, in["rps"].get<double>(), now); !s.ok()) return s;
-  // Scaled to it at once, not at the next interval.
-  core_->services->Step(*engine_, replica_host(), now);
-  RunEngine();
-  Poke();
-  json out = ServiceJson(**e);
+  // The engine's thread takes the load and scales to it at once, not at the next interval.
+  Status taken = Status::Ok();
+  const bool ran = OnEngineThread(lock, [this, name, rps = in["rps"].get<double>(), &taken] {
+    const TimeMs now = clock_.Now();
+    taken = core_->services->ReportLoad(name, rps, now);
+    if (taken.ok()) core_->services->Step(*engine_, replica_host(), now);
+  });
+  if (!ran) return Unavailable("the daemon is stopping");
+  if (!taken.ok()) return taken;
+  ApplyChanges();
+  auto it = services_.find(name);
+  if (it == services_.end()) return NotFound("service \"" + name + "\" was deleted meanwhile");
+  json out = ServiceJson(it->second);
   lock.unlock();
   // Answered once the replicas it started or stopped are durable.
   if (Status s = store_->Flush().get(); !s.ok()) {

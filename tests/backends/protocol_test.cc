@@ -90,10 +90,9 @@ TEST(SyncMessages, MalformedRequestsNameTheField) {
       {R"({"protocol":1,"agent":"a","inventory":{"cpu":1,"disk":2}})", "inventory.disk"},
   };
   for (const Case& c : cases) {
-    std::string field;
-    auto r = ReadSyncRequest(c.body, &field);
+    auto r = ReadSyncRequest(c.body);
     EXPECT_FALSE(r.ok()) << c.body;
-    EXPECT_EQ(field, c.field) << c.body << ": " << r.status().ToString();
+    EXPECT_EQ(r.status().field(), c.field) << c.body << ": " << r.status().ToString();
   }
   EXPECT_FALSE(ReadSyncRequest("{not json").ok());
   EXPECT_FALSE(ReadSyncRequest("[]").ok());

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "config/loader.h"
+#include "daemon_fixture.h"
 #include "server/daemon.h"
 #include "store/faulty_store.h"
 #include "store/memory_store.h"
@@ -14,31 +15,10 @@
 namespace tessera {
 namespace {
 
-const char* const kStoreFleet = R"(deviceModels:
-  - {name: L4, kind: gpu, vendor: nvidia, memory: 24Gi}
-regions:
-  - name: lab
-clusters:
-  - name: emu
-    region: lab
-    tier: dedicated
-    backend: emulated
-    nodeGroups:
-      - {name: gpu, count: 2, cpu: 8, memory: 32Gi, devices: {model: L4, count: 2}}
-tenants:
-  - name: lab
-)";
-
-std::string Body(const std::string& name) {
-  return R"({"name":")" + name +
-         R"(","class":"batch","tenant":"lab","runtime":"1h",)"
-         R"("taskGroups":[{"name":"w","count":1,"cpu":1,"memory":"1Gi"}]})";
-}
-
 class DaemonOnFaultyStore : public ::testing::Test {
  protected:
   void SetUp() override {
-    LoadResult r = LoadSpecTexts({{"fleet.yaml", kStoreFleet}});
+    LoadResult r = LoadSpecTexts({{"fleet.yaml", testing::kDaemonFleet}});
     ASSERT_TRUE(r.spec) << r.diagnostics.ToString();
     auto faulty = std::make_unique<FaultyStore>(std::make_unique<InMemoryStore>());
     store_ = faulty.get();
@@ -69,7 +49,7 @@ TEST_F(DaemonOnFaultyStore, TheFirstStartStoresTheAdminAndItsToken) {
 
 TEST_F(DaemonOnFaultyStore, ASubmissionTheStoreDoesNotTakeIsRefusedAndNeverShown) {
   store_->Fail("disk full");
-  auto refused = daemon_->Submit(admin_, Body("a"), "k1");
+  auto refused = daemon_->Submit(admin_, testing::DaemonJobBody("a"), "k1");
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(refused.status().message().find("disk full"), std::string::npos)
@@ -80,7 +60,7 @@ TEST_F(DaemonOnFaultyStore, ASubmissionTheStoreDoesNotTakeIsRefusedAndNeverShown
 
   store_->Heal();
   // The same Idempotency-Key again is a new submission: the refused one was never accepted.
-  auto taken = daemon_->Submit(admin_, Body("a"), "k1");
+  auto taken = daemon_->Submit(admin_, testing::DaemonJobBody("a"), "k1");
   ASSERT_TRUE(taken.ok()) << taken.status().ToString();
   EXPECT_FALSE(taken->replayed);
   EXPECT_EQ(daemon_->ListJobs(admin_, {}).total, 1u);
@@ -92,7 +72,7 @@ TEST_F(DaemonOnFaultyStore, ASubmissionTheStoreDoesNotTakeIsRefusedAndNeverShown
 }
 
 TEST_F(DaemonOnFaultyStore, ACancelTheStoreDoesNotTakeLeavesTheJobAsItWas) {
-  auto job = daemon_->Submit(admin_, Body("b"), "");
+  auto job = daemon_->Submit(admin_, testing::DaemonJobBody("b"), "");
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   store_->Fail("io error");
   auto refused = daemon_->Cancel(admin_, "b", "");

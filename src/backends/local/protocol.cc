@@ -140,7 +140,7 @@ void ReadGpus(Reader& r, const std::string& key, std::vector<GpuSample>& out) {
 }
 
 template <typename T, typename F>
-Result<T> ReadMessage(const std::string& body, std::string* field, F read) {
+Result<T> ReadMessage(const std::string& body, F read) {
   json j = json::parse(body, nullptr, false);
   if (j.is_discarded()) return InvalidArgument("the body is not valid JSON");
   try {
@@ -156,8 +156,7 @@ Result<T> ReadMessage(const std::string& body, std::string* field, F read) {
     }
     return out;
   } catch (const Malformed& m) {
-    if (field != nullptr) *field = m.field;
-    return InvalidArgument(m.field + ": " + m.message);
+    return InvalidArgument(m.field + ": " + m.message).WithField(m.field);
   } catch (const json::exception& e) {
     return InvalidArgument(std::string("malformed message: ") + e.what());
   }
@@ -221,8 +220,8 @@ json ToJson(const SyncAnswer& a) {
           {"acked", acked}};
 }
 
-Result<SyncRequest> ReadSyncRequest(const std::string& body, std::string* field) {
-  return ReadMessage<SyncRequest>(body, field, [](Reader& r, SyncRequest& out) {
+Result<SyncRequest> ReadSyncRequest(const std::string& body) {
+  return ReadMessage<SyncRequest>(body, [](Reader& r, SyncRequest& out) {
     r.Int("protocol", out.protocol, true);
     r.Str("agent", out.agent, true);
     if (out.agent.empty() || out.agent.size() > 128) throw Malformed{"agent", "1-128 characters"};
@@ -262,8 +261,8 @@ Result<SyncRequest> ReadSyncRequest(const std::string& body, std::string* field)
   });
 }
 
-Result<SyncAnswer> ReadSyncAnswer(const std::string& body, std::string* field) {
-  return ReadMessage<SyncAnswer>(body, field, [](Reader& r, SyncAnswer& out) {
+Result<SyncAnswer> ReadSyncAnswer(const std::string& body) {
+  return ReadMessage<SyncAnswer>(body, [](Reader& r, SyncAnswer& out) {
     r.Int("protocol", out.protocol, true);
     r.Str("epoch", out.epoch, true);
     r.Int("version", out.version, true);

@@ -99,7 +99,7 @@ struct SyncAnswer {
 // JSON forms. The readers reject unknown fields and wrong types; errors name the field.
 nlohmann::json ToJson(const SyncRequest& r);
 nlohmann::json ToJson(const SyncAnswer& a);
-Result<SyncRequest> ReadSyncRequest(const std::string& body, std::string* field = nullptr);
-Result<SyncAnswer> ReadSyncAnswer(const std::string& body, std::string* field = nullptr);
+Result<SyncRequest> ReadSyncRequest(const std::string& body);
+Result<SyncAnswer> ReadSyncAnswer(const std::string& body);
 
 }  // namespace tessera
