@@ -12,6 +12,7 @@
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "cli/app.h"
@@ -85,6 +86,70 @@ Result<std::pair<std::string, int>> ParseListen(const std::string& s) {
   return std::make_pair(host, port);
 }
 
+// The daemon's timings from the flags; nullopt after saying which is wrong.
+std::optional<DaemonOptions> DaemonOptionsOf(const ServeArgs& a, std::ostream& err) {
+  Result<Millis> scale_interval = ParseDuration(a.scale_interval);
+  if (!scale_interval.ok() || *scale_interval < 1000) {
+    err << "error: --scale-interval: expected a duration of at least 1s (e.g. 30s), got \""
+        << a.scale_interval << "\"\n";
+    return std::nullopt;
+  }
+  Result<Millis> heartbeat = ParseDuration(a.agent_heartbeat);
+  Result<Millis> lost_after = ParseDuration(a.agent_lost_after);
+  if (!heartbeat.ok() || *heartbeat < 100) {
+    err << "error: --agent-heartbeat: expected a duration of at least 100ms, got \""
+        << a.agent_heartbeat << "\"\n";
+    return std::nullopt;
+  }
+  if (!lost_after.ok() || *lost_after <= *heartbeat) {
+    err << "error: --agent-lost-after: expected a duration longer than the heartbeat, got \""
+        << a.agent_lost_after << "\"\n";
+    return std::nullopt;
+  }
+  Result<Millis> cycle_interval = ParseDuration(a.cycle_interval);
+  if (!cycle_interval.ok() || *cycle_interval > 10000) {
+    err << "error: --cycle-interval: expected a duration from 0 to 10s (e.g. 5ms), got \""
+        << a.cycle_interval << "\"\n";
+    return std::nullopt;
+  }
+  DaemonOptions options;
+  options.config_paths = a.config;
+  options.scale_interval = *scale_interval;
+  options.agent_heartbeat = *heartbeat;
+  options.agent_lost_after = *lost_after;
+  options.cycle_interval = *cycle_interval;
+  return options;
+}
+
+// The API's server: TLS when asked, and a worker more for each node agent, which holds a
+// sync open beside the clients' requests.
+Result<std::unique_ptr<HttpServer>> ApiServer(const ServeArgs& a, Daemon& daemon) {
+  HttpServerOptions server_options = ApiServerOptions();
+  server_options.tls_cert = a.tls_cert;
+  server_options.tls_key = a.tls_key;
+  for (const Cluster& c : daemon.spec()->clusters) {
+    if (c.backend == BackendKind::kLocal) {
+      server_options.workers += static_cast<int>(c.node_count);
+    }
+  }
+  return HttpServer::Create(server_options);
+}
+
+// Says where the daemon listens (and the admin's token, on a first start), then writes
+// --ready-file.
+void Announce(const ServeArgs& a, const std::string& url, const std::string& store,
+              const std::string& new_token, std::ostream& out) {
+  out << "tessera serve: listening on " << url << " (store " << store << ")\n";
+  if (!new_token.empty()) {
+    out << "admin token (shown once; set TESSERA_ADMIN_TOKEN to choose it): " << new_token << "\n";
+  }
+  out.flush();
+  if (!a.ready_file.empty()) {
+    std::ofstream(a.ready_file + ".tmp") << url << "\n";
+    std::filesystem::rename(a.ready_file + ".tmp", a.ready_file);
+  }
+}
+
 int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   if (a.tls_cert.empty() != a.tls_key.empty()) {
     err << "error: --tls-cert and --tls-key go together\n";
@@ -103,30 +168,8 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
     err << "error: " << listen.status().message() << "\n";
     return kExitInvalidInput;
   }
-  Result<Millis> scale_interval = ParseDuration(a.scale_interval);
-  if (!scale_interval.ok() || *scale_interval < 1000) {
-    err << "error: --scale-interval: expected a duration of at least 1s (e.g. 30s), got \""
-        << a.scale_interval << "\"\n";
-    return kExitInvalidInput;
-  }
-  Result<Millis> heartbeat = ParseDuration(a.agent_heartbeat);
-  Result<Millis> lost_after = ParseDuration(a.agent_lost_after);
-  if (!heartbeat.ok() || *heartbeat < 100) {
-    err << "error: --agent-heartbeat: expected a duration of at least 100ms, got \""
-        << a.agent_heartbeat << "\"\n";
-    return kExitInvalidInput;
-  }
-  if (!lost_after.ok() || *lost_after <= *heartbeat) {
-    err << "error: --agent-lost-after: expected a duration longer than the heartbeat, got \""
-        << a.agent_lost_after << "\"\n";
-    return kExitInvalidInput;
-  }
-  Result<Millis> cycle_interval = ParseDuration(a.cycle_interval);
-  if (!cycle_interval.ok() || *cycle_interval > 10000) {
-    err << "error: --cycle-interval: expected a duration from 0 to 10s (e.g. 5ms), got \""
-        << a.cycle_interval << "\"\n";
-    return kExitInvalidInput;
-  }
+  std::optional<DaemonOptions> options = DaemonOptionsOf(a, err);
+  if (!options) return kExitInvalidInput;
   auto path = StorePath(a);
   if (!path.ok()) {
     err << "error: " << path.status().message() << "\n";
@@ -144,15 +187,9 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   }
 
   static SystemClock clock;
-  DaemonOptions options;
-  options.config_paths = a.config;
-  options.scale_interval = *scale_interval;
-  options.agent_heartbeat = *heartbeat;
-  options.agent_lost_after = *lost_after;
-  options.cycle_interval = *cycle_interval;
-  options.work_dir = std::filesystem::path(*path).parent_path().string();
-  if (options.work_dir.empty()) options.work_dir = ".";
-  if (const char* t = std::getenv("TESSERA_ADMIN_TOKEN")) options.admin_token = t;
+  options->work_dir = std::filesystem::path(*path).parent_path().string();
+  if (options->work_dir.empty()) options->work_dir = ".";
+  if (const char* t = std::getenv("TESSERA_ADMIN_TOKEN")) options->admin_token = t;
   auto log_mu = std::make_shared<std::mutex>();  // whole lines from many threads
   // Every line of serve's log, from any thread (the daemon's, the API's, this one).
   const auto log_line = [&err, log_mu](const std::string& level, const std::string& msg,
@@ -160,10 +197,10 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
     std::lock_guard<std::mutex> lock(*log_mu);
     Log(err, level, msg, fields);
   };
-  options.log = log_line;
+  options->log = log_line;
   std::string new_token;
   auto t0 = std::chrono::steady_clock::now();
-  auto daemon = Daemon::Start(std::move(*spec), std::move(*store), clock, options, &new_token);
+  auto daemon = Daemon::Start(std::move(*spec), std::move(*store), clock, *options, &new_token);
   if (!daemon.ok()) {
     err << "error: " << daemon.status().message() << "\n";
     return kExitFailure;
@@ -180,16 +217,7 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
             {"load_ms", std::round((*daemon)->start_times().load_ms)},
             {"restore_ms", std::round((*daemon)->start_times().restore_ms)}});
 
-  HttpServerOptions server_options = ApiServerOptions();
-  server_options.tls_cert = a.tls_cert;
-  server_options.tls_key = a.tls_key;
-  // Each node agent holds a sync open (a worker each), beside the clients' requests.
-  for (const Cluster& c : (*daemon)->spec()->clusters) {
-    if (c.backend == BackendKind::kLocal) {
-      server_options.workers += static_cast<int>(c.node_count);
-    }
-  }
-  auto server = HttpServer::Create(server_options);
+  auto server = ApiServer(a, **daemon);
   if (!server.ok()) {
     err << "error: --tls-cert " << a.tls_cert << " / --tls-key " << a.tls_key << ": "
         << server.status().message() << "\n";
@@ -208,16 +236,8 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   }
   std::string url =
       fmt::format("{}://{}:{}", a.tls_cert.empty() ? "http" : "https", listen->first, *port);
-  out << "tessera serve: listening on " << url << " (store " << *path << ")\n";
-  if (!new_token.empty()) {
-    out << "admin token (shown once; set TESSERA_ADMIN_TOKEN to choose it): " << new_token << "\n";
-  }
-  out.flush();
   log_line("info", "listening", {{"url", url}});
-  if (!a.ready_file.empty()) {
-    std::ofstream(a.ready_file + ".tmp") << url << "\n";
-    std::filesystem::rename(a.ready_file + ".tmp", a.ready_file);
-  }
+  Announce(a, url, *path, new_token, out);  // the ready file last: all is said by then
   std::thread stopper([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
