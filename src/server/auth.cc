@@ -94,24 +94,24 @@ std::string HashToken(std::string_view token) {
 }
 
 void Authenticator::Add(const Principal& p) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   principals_[p.name] = p;
 }
 
 void Authenticator::AddToken(const StoredToken& t) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   tokens_[t.hash] = t;
 }
 
 std::optional<Principal> Authenticator::Find(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = principals_.find(name);
   if (it == principals_.end()) return std::nullopt;
   return it->second;
 }
 
 std::vector<Principal> Authenticator::Principals() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<Principal> out;
   for (const auto& [name, p] : principals_)
     out.push_back(p);
@@ -119,13 +119,13 @@ std::vector<Principal> Authenticator::Principals() const {
 }
 
 void Authenticator::Remove(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   principals_.erase(name);
   std::erase_if(tokens_, [&](const auto& kv) { return kv.second.principal == name; });
 }
 
 size_t Authenticator::RevokeTokens(const std::string& principal) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return std::erase_if(tokens_, [&](const auto& kv) { return kv.second.principal == principal; });
 }
 
@@ -141,7 +141,7 @@ Result<Caller> Authenticator::Authenticate(std::string_view authorization, TimeM
                   "malformed Authorization header: expected \"Bearer <token>\"");
   }
   std::string hash = HashToken(authorization.substr(kBearer.size()));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto t = tokens_.find(hash);
   if (t == tokens_.end()) return Status(StatusCode::kUnauthenticated, "invalid token");
   if (t->second.expires && *t->second.expires <= now) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "store/rows.h"
 
@@ -65,9 +66,9 @@ class Authenticator {
   Result<Caller> Authenticate(std::string_view authorization, TimeMs now) const;
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::string, Principal> principals_;
-  std::map<std::string, StoredToken> tokens_;  // by hash
+  mutable Mutex mu_;
+  std::map<std::string, Principal> principals_ GUARDED_BY(mu_);
+  std::map<std::string, StoredToken> tokens_ GUARDED_BY(mu_);  // by hash
 };
 
 }  // namespace tessera

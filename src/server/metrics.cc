@@ -50,27 +50,27 @@ std::string LabelValue(const std::string& v) {
 
 void Metrics::ObserveRequest(const std::string& route, const std::string& method, int status,
                              double seconds) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ++requests_[{route, method, status}];
   request_seconds_[{route, method}].Observe(seconds);
 }
 
 void Metrics::ObserveCycle(double seconds, double cpu_seconds) {
-  std::lock_guard<std::mutex> lock(engine_mu_);
+  MutexLock lock(engine_mu_);
   ++cycles_;
   cycle_seconds_.Observe(seconds);
   cycle_cpu_seconds_ += cpu_seconds;
 }
 
 void Metrics::CountDecision(const std::string& kind) {
-  std::lock_guard<std::mutex> lock(engine_mu_);
+  MutexLock lock(engine_mu_);
   ++decisions_[kind];
 }
 
 std::string Metrics::Render(const std::vector<Gauge>& gauges) const {
   std::string out;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     out += "# HELP tessera_http_requests_total API requests by route, method and status.\n";
     out += "# TYPE tessera_http_requests_total counter\n";
     for (const auto& [key, n] : requests_) {
@@ -87,7 +87,7 @@ std::string Metrics::Render(const std::vector<Gauge>& gauges) const {
     }
   }
   {
-    std::lock_guard<std::mutex> lock(engine_mu_);
+    MutexLock lock(engine_mu_);
     out += "# HELP tessera_scheduling_cycle_seconds Time the engine took per scheduling pass.\n";
     out += "# TYPE tessera_scheduling_cycle_seconds histogram\n";
     cycle_seconds_.Write(out, "tessera_scheduling_cycle_seconds", "");

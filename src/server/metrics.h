@@ -14,6 +14,8 @@
 #include <tuple>
 #include <vector>
 
+#include "common/mutex.h"
+
 namespace tessera {
 
 // A cumulative histogram with fixed upper bounds (seconds).
@@ -50,14 +52,14 @@ class Metrics {
  private:
   // The API's workers and the engine's thread do not share a lock: the engine's cycle never
   // waits behind a request's bookkeeping.
-  mutable std::mutex mu_;         // requests
-  mutable std::mutex engine_mu_;  // cycles and decisions
-  std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_;
-  std::map<std::pair<std::string, std::string>, Histogram> request_seconds_;
-  Histogram cycle_seconds_;                    // under engine_mu_
-  uint64_t cycles_ = 0;                        // under engine_mu_
-  double cycle_cpu_seconds_ = 0;               // under engine_mu_
-  std::map<std::string, uint64_t> decisions_;  // under engine_mu_
+  mutable Mutex mu_;         // requests
+  mutable Mutex engine_mu_;  // cycles and decisions
+  std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_ GUARDED_BY(mu_);
+  std::map<std::pair<std::string, std::string>, Histogram> request_seconds_ GUARDED_BY(mu_);
+  Histogram cycle_seconds_ GUARDED_BY(engine_mu_);
+  uint64_t cycles_ GUARDED_BY(engine_mu_) = 0;
+  double cycle_cpu_seconds_ GUARDED_BY(engine_mu_) = 0;
+  std::map<std::string, uint64_t> decisions_ GUARDED_BY(engine_mu_);
 };
 
 // A label value escaped for the exposition format.

@@ -5,7 +5,7 @@ namespace tessera {
 FaultyStore::FaultyStore(std::unique_ptr<DurableStore> inner) : inner_(std::move(inner)) {}
 
 FaultyStore::~FaultyStore() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!kept_.empty()) {
     Tell(true, "store faulty: " + failing_ + "; shutting down, " + std::to_string(kept_.size()) +
                    " writes were not stored");
@@ -15,7 +15,7 @@ FaultyStore::~FaultyStore() {
 void FaultyStore::Fail(const std::string& why) {
   bool was_failing;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     was_failing = !failing_.empty();
     failing_ = why.empty() ? "failing" : why;
   }
@@ -26,7 +26,7 @@ void FaultyStore::Heal() {
   bool was_failing;
   {
     // Under mu_, so that a write that comes meanwhile waits and stays in order.
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     was_failing = !failing_.empty();
     for (Write& w : kept_)
       w(*inner_);
@@ -37,34 +37,34 @@ void FaultyStore::Heal() {
 }
 
 bool FaultyStore::degraded() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return !failing_.empty();
 }
 
 size_t FaultyStore::kept() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return kept_.size();
 }
 
 void FaultyStore::SetHealthLog(std::function<void(bool, const std::string&)> log) {
-  std::lock_guard<std::mutex> lock(health_mu_);
+  MutexLock lock(health_mu_);
   health_log_ = std::move(log);
 }
 
 void FaultyStore::Tell(bool degraded, const std::string& message) {
-  std::lock_guard<std::mutex> lock(health_mu_);
+  MutexLock lock(health_mu_);
   if (health_log_) health_log_(degraded, message);
 }
 
 std::shared_future<Status> FaultyStore::Commit(
     const std::function<std::shared_future<Status>()>& write) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!failing_.empty()) return ReadyStatus(Unavailable("store faulty: " + failing_));
   return write();
 }
 
 void FaultyStore::Post(Write write) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (failing_.empty() && kept_.empty()) {
     write(*inner_);
   } else {

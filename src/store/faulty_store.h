@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 
+#include "common/mutex.h"
 #include "store/durable_store.h"
 
 namespace tessera {
@@ -87,11 +88,11 @@ class FaultyStore final : public DurableStore {
   void Tell(bool degraded, const std::string& message);
 
   std::unique_ptr<DurableStore> inner_;
-  mutable std::mutex mu_;
-  std::string failing_;  // why; "" = healthy
-  std::deque<Write> kept_;
-  std::mutex health_mu_;
-  std::function<void(bool, const std::string&)> health_log_;  // under health_mu_
+  mutable Mutex mu_;
+  std::string failing_ GUARDED_BY(mu_);  // why; "" = healthy
+  std::deque<Write> kept_ GUARDED_BY(mu_);
+  Mutex health_mu_;
+  std::function<void(bool, const std::string&)> health_log_ GUARDED_BY(health_mu_);
 };
 
 }  // namespace tessera

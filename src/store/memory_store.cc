@@ -30,7 +30,7 @@ void ApplyUpdate(const JobUpdate& u, StoredJob& j) {
 
 template <typename Write>
 Status InMemoryStore::Apply(Write&& write) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Status s = write();
   if (s.ok()) ++writes_;
   return s;
@@ -40,22 +40,22 @@ template <typename Write>
 void InMemoryStore::Post(Write&& write) {
   Status s = Apply(std::forward<Write>(write));
   if (s.ok()) return;
-  std::lock_guard<std::mutex> lock(health_mu_);
+  MutexLock lock(health_mu_);
   if (health_log_) health_log_(true, s.message() + "; a write was dropped");
 }
 
 uint64_t InMemoryStore::committed_writes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return writes_;
 }
 
 void InMemoryStore::SetHealthLog(std::function<void(bool, const std::string&)> log) {
-  std::lock_guard<std::mutex> lock(health_mu_);
+  MutexLock lock(health_mu_);
   health_log_ = std::move(log);
 }
 
 std::shared_future<Status> InMemoryStore::InsertJob(StoredJob job) {
-  return Commit([&] {
+  return Commit([&]() REQUIRES(mu_) {
     if (jobs_.count(job.id) != 0) return Refused("job " + std::to_string(job.id) + " exists");
     if (!job.idempotency_key.empty() &&
         !idempotency_.insert({job.principal, job.idempotency_key}).second) {
@@ -69,14 +69,14 @@ std::shared_future<Status> InMemoryStore::InsertJob(StoredJob job) {
 }
 
 void InMemoryStore::UpdateJob(JobUpdate update) {
-  Post([&] {
+  Post([&]() REQUIRES(mu_) {
     if (auto it = jobs_.find(update.id); it != jobs_.end()) ApplyUpdate(update, it->second);
     return Status::Ok();  // as an UPDATE of no row: nothing changes
   });
 }
 
 std::shared_future<Status> InMemoryStore::CommitJobUpdate(JobUpdate update) {
-  return Commit([&] {
+  return Commit([&]() REQUIRES(mu_) {
     if (auto it = jobs_.find(update.id); it != jobs_.end()) ApplyUpdate(update, it->second);
     return Status::Ok();
   });
@@ -88,7 +88,7 @@ void InMemoryStore::AddDecision(StoredDecision d) {
 }
 
 void InMemoryStore::AppendDecision(StoredDecision d) {
-  Post([&] {
+  Post([&]() REQUIRES(mu_) {
     AddDecision(std::move(d));
     return Status::Ok();
   });
@@ -101,7 +101,7 @@ void InMemoryStore::AppendDecision(StoredDecision d, std::vector<std::string> no
 }
 
 void InMemoryStore::AppendAudit(AuditEntry a) {
-  Post([&] {
+  Post([&]() REQUIRES(mu_) {
     a.seq = static_cast<int64_t>(audit_.size()) + 1;
     audit_.push_back(std::move(a));
     return Status::Ok();
@@ -109,7 +109,7 @@ void InMemoryStore::AppendAudit(AuditEntry a) {
 }
 
 std::shared_future<Status> InMemoryStore::PutPrincipal(Principal p) {
-  return Commit([&] {
+  return Commit([&]() REQUIRES(mu_) {
     auto [it, fresh] = principals_.try_emplace(p.name, p);
     if (!fresh) {
       it->second.role = p.role;
@@ -121,7 +121,7 @@ std::shared_future<Status> InMemoryStore::PutPrincipal(Principal p) {
 }
 
 std::shared_future<Status> InMemoryStore::PutToken(StoredToken t) {
-  return Commit([&] {
+  return Commit([&]() REQUIRES(mu_) {
     if (principals_.count(t.principal) == 0)
       return Refused("token of " + t.principal + ", who is no principal");
     if (tokens_.count(t.hash) != 0) return Refused("token hash exists");
@@ -132,14 +132,14 @@ std::shared_future<Status> InMemoryStore::PutToken(StoredToken t) {
 }
 
 std::shared_future<Status> InMemoryStore::DeleteTokens(const std::string& principal) {
-  return Commit([&] {
+  return Commit([&]() REQUIRES(mu_) {
     std::erase_if(tokens_, [&](const auto& kv) { return kv.second.principal == principal; });
     return Status::Ok();
   });
 }
 
 std::shared_future<Status> InMemoryStore::DeletePrincipal(const std::string& name) {
-  return Commit([&] {
+  return Commit([&]() REQUIRES(mu_) {
     std::erase_if(tokens_, [&](const auto& kv) { return kv.second.principal == name; });
     principals_.erase(name);
     return Status::Ok();
@@ -147,14 +147,14 @@ std::shared_future<Status> InMemoryStore::DeletePrincipal(const std::string& nam
 }
 
 std::shared_future<Status> InMemoryStore::PutNodeFlags(NodeFlags f) {
-  return Commit([&] {
+  return Commit([&]() REQUIRES(mu_) {
     nodes_[f.node] = f;
     return Status::Ok();
   });
 }
 
 std::shared_future<Status> InMemoryStore::InsertService(StoredService v) {
-  return Commit([&] {
+  return Commit([&]() REQUIRES(mu_) {
     if (services_.count(v.name) != 0) return Refused("service " + v.name + " exists");
     const std::string name = v.name;
     services_.emplace(name, std::move(v));
@@ -163,14 +163,14 @@ std::shared_future<Status> InMemoryStore::InsertService(StoredService v) {
 }
 
 std::shared_future<Status> InMemoryStore::DeleteService(const std::string& name) {
-  return Commit([&] {
+  return Commit([&]() REQUIRES(mu_) {
     services_.erase(name);
     return Status::Ok();
   });
 }
 
 void InMemoryStore::InsertCost(CostRow c) {
-  Post([&] {
+  Post([&]() REQUIRES(mu_) {
     if (costs_.count(c.id) != 0) return Refused("cost row " + std::to_string(c.id) + " exists");
     const int64_t id = c.id;
     c.end.reset();  // a new row is open until EndCost
@@ -181,7 +181,7 @@ void InMemoryStore::InsertCost(CostRow c) {
 
 void InMemoryStore::ResumeRuns(ResumedRuns r) {
   if (r.runs.empty()) return;
-  Post([&] {
+  Post([&]() REQUIRES(mu_) {
     // Checked whole first: the batch is one transaction, taken or refused as one.
     for (const ResumedRuns::Run& run : r.runs) {
       for (const ResumedRuns::Cost& c : run.costs) {
@@ -217,21 +217,21 @@ void InMemoryStore::ResumeRuns(ResumedRuns r) {
 }
 
 void InMemoryStore::EndCost(int64_t id, TimeMs end) {
-  Post([&] {
+  Post([&]() REQUIRES(mu_) {
     if (auto it = costs_.find(id); it != costs_.end()) it->second.end = end;
     return Status::Ok();
   });
 }
 
 void InMemoryStore::Alive(TimeMs now) {
-  Post([&] {
+  Post([&]() REQUIRES(mu_) {
     alive_ = now;
     return Status::Ok();
   });
 }
 
 void InMemoryStore::EndOpenCosts(TimeMs end) {
-  Post([&] {
+  Post([&]() REQUIRES(mu_) {
     for (auto& [id, c] : costs_) {
       if (!c.end) c.end = std::max(c.start, end);
     }
@@ -240,7 +240,7 @@ void InMemoryStore::EndOpenCosts(TimeMs end) {
 }
 
 void InMemoryStore::PutTaskLog(int64_t job, int64_t run, int64_t task, std::string tail) {
-  Post([&] {
+  Post([&]() REQUIRES(mu_) {
     task_logs_[{job, run, task}] = std::move(tail);
     return Status::Ok();
   });
@@ -251,7 +251,7 @@ std::shared_future<Status> InMemoryStore::Flush() {
 }
 
 Result<StoreSnapshot> InMemoryStore::Load() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   StoreSnapshot snap;
   snap.jobs.reserve(jobs_.size());
   TimeMs last_seen = alive_;
@@ -278,12 +278,12 @@ Result<StoreSnapshot> InMemoryStore::Load() {
 }
 
 Result<int64_t> InMemoryStore::LastJobId() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return jobs_.empty() ? int64_t{0} : jobs_.rbegin()->first;
 }
 
 Status InMemoryStore::ReadActiveJobs(int64_t from, int64_t to, const ActiveJobRow& row) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = jobs_.lower_bound(from); it != jobs_.end() && it->first <= to; ++it) {
     const StoredJob& j = it->second;
     if (!Ended(j.state)) row(j.id, j.state, j.resolved, j.placement);
@@ -292,7 +292,7 @@ Status InMemoryStore::ReadActiveJobs(int64_t from, int64_t to, const ActiveJobRo
 }
 
 Result<std::vector<AuditEntry>> InMemoryStore::QueryAudit(const AuditQuery& q) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<AuditEntry> out;
   for (auto it = audit_.rbegin(); it != audit_.rend() && std::ssize(out) < q.limit; ++it) {
     if (q.after != 0 && it->seq >= q.after) continue;
@@ -304,14 +304,14 @@ Result<std::vector<AuditEntry>> InMemoryStore::QueryAudit(const AuditQuery& q) {
 }
 
 Result<int64_t> InMemoryStore::CountAudit(const AuditQuery& q) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return static_cast<int64_t>(std::count_if(audit_.begin(), audit_.end(), [&](const auto& a) {
     return a.time >= q.since.value_or(0) && (q.principal.empty() || a.principal == q.principal);
   }));
 }
 
 Result<std::vector<StoredDecision>> InMemoryStore::QueryDecisions(int64_t job) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<StoredDecision> out;
   for (const StoredDecision& d : decisions_) {
     if (d.job == job) out.push_back(d);
@@ -320,7 +320,7 @@ Result<std::vector<StoredDecision>> InMemoryStore::QueryDecisions(int64_t job) {
 }
 
 Result<std::vector<StoredDecision>> InMemoryStore::QueryDecisionLog(const DecisionQuery& q) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<StoredDecision> out;
   for (const StoredDecision& d : decisions_) {
     if (std::ssize(out) >= q.limit) break;
@@ -333,14 +333,14 @@ Result<std::vector<StoredDecision>> InMemoryStore::QueryDecisionLog(const Decisi
 
 Result<std::optional<std::string>> InMemoryStore::QueryTaskLog(int64_t job, int64_t run,
                                                                int64_t task) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = task_logs_.find({job, run, task});
   if (it == task_logs_.end()) return std::optional<std::string>();
   return std::optional<std::string>(it->second);
 }
 
 Result<std::vector<CostTotal>> InMemoryStore::QueryCosts(TimeMs since, TimeMs until, TimeMs now) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::map<std::tuple<std::string, std::string, std::string>, double> totals;
   for (const auto& [id, c] : costs_) {
     const TimeMs end = c.end.value_or(now);

@@ -14,6 +14,7 @@
 #include <tuple>
 #include <utility>
 
+#include "common/mutex.h"
 #include "store/durable_store.h"
 
 namespace tessera {
@@ -73,23 +74,23 @@ class InMemoryStore final : public DurableStore {
   // A write nobody waits for: when it is wrong in itself it is lost, and the health log says so.
   template <typename Write>
   void Post(Write&& write);
-  void AddDecision(StoredDecision d);  // under mu_
+  void AddDecision(StoredDecision d) REQUIRES(mu_);
 
-  mutable std::mutex mu_;
-  std::map<int64_t, StoredJob> jobs_;
-  std::set<std::pair<std::string, std::string>> idempotency_;  // (principal, key)
-  std::vector<StoredDecision> decisions_;                      // seq = index + 1
-  std::vector<AuditEntry> audit_;                              // seq = index + 1
-  std::map<std::string, Principal> principals_;
-  std::map<std::string, StoredToken> tokens_;  // by hash
-  std::map<std::string, NodeFlags> nodes_;
-  std::map<std::string, StoredService> services_;
-  std::map<int64_t, CostRow> costs_;
-  std::map<std::tuple<int64_t, int64_t, int64_t>, std::string> task_logs_;
-  TimeMs alive_ = 0;
-  uint64_t writes_ = 0;
-  std::mutex health_mu_;
-  std::function<void(bool, const std::string&)> health_log_;  // under health_mu_
+  mutable Mutex mu_;
+  std::map<int64_t, StoredJob> jobs_ GUARDED_BY(mu_);
+  std::set<std::pair<std::string, std::string>> idempotency_ GUARDED_BY(mu_);  // (principal, key)
+  std::vector<StoredDecision> decisions_ GUARDED_BY(mu_);                      // seq = index + 1
+  std::vector<AuditEntry> audit_ GUARDED_BY(mu_);                              // seq = index + 1
+  std::map<std::string, Principal> principals_ GUARDED_BY(mu_);
+  std::map<std::string, StoredToken> tokens_ GUARDED_BY(mu_);  // by hash
+  std::map<std::string, NodeFlags> nodes_ GUARDED_BY(mu_);
+  std::map<std::string, StoredService> services_ GUARDED_BY(mu_);
+  std::map<int64_t, CostRow> costs_ GUARDED_BY(mu_);
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::string> task_logs_ GUARDED_BY(mu_);
+  TimeMs alive_ GUARDED_BY(mu_) = 0;
+  uint64_t writes_ GUARDED_BY(mu_) = 0;
+  Mutex health_mu_;
+  std::function<void(bool, const std::string&)> health_log_ GUARDED_BY(health_mu_);
 };
 
 }  // namespace tessera

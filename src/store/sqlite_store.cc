@@ -172,7 +172,7 @@ SqliteStore::SqliteStore(StoreLock lock, std::unique_ptr<Sqlite> writer,
 
 SqliteStore::~SqliteStore() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -193,7 +193,7 @@ std::shared_future<Status> SqliteStore::Enqueue(Write w) {
   std::shared_future<Status> f = p.done->get_future().share();
   bool wake;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     wake = Push(std::move(p));
   }
   if (wake) cv_.notify_one();
@@ -203,7 +203,7 @@ std::shared_future<Status> SqliteStore::Enqueue(Write w) {
 void SqliteStore::Post(Write w) {
   bool wake;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     wake = Push({std::move(w), std::nullopt});
   }
   if (wake) cv_.notify_one();
@@ -217,17 +217,24 @@ void SqliteStore::WriterLoop() {
   for (;;) {
     std::deque<Pending> batch;
     {
-      std::unique_lock<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (!kept.empty()) {
         // The store failed: try again after a while, or at once for a caller who waits.
-        cv_.wait_for(lock, backoff, [&] { return stopping_ || waiting_ > 0; });
+        const auto until = std::chrono::steady_clock::now() + backoff;
+        while (!stopping_ && waiting_ == 0 &&
+               cv_.wait_until(lock, until) == std::cv_status::no_timeout) {
+        }
       } else {
-        cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        while (!stopping_ && queue_.empty())
+          cv_.wait(lock);
         if (queue_.empty()) return;  // stopping, everything written
         if (waiting_ == 0) {
           // Nobody waits for these: give them company for a while (fewer syncs).
           lingering_ = true;
-          cv_.wait_for(lock, options_.background_delay, [&] { return stopping_ || waiting_ > 0; });
+          const auto until = std::chrono::steady_clock::now() + options_.background_delay;
+          while (!stopping_ && waiting_ == 0 &&
+                 cv_.wait_until(lock, until) == std::cv_status::no_timeout) {
+          }
           lingering_ = false;
         }
       }
@@ -273,7 +280,7 @@ void SqliteStore::WriterLoop() {
     }
     if (!status.ok()) {
       backoff = std::clamp(backoff * 2, std::chrono::milliseconds{50}, kMaxBackoff);
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (stopping_) {
         // Shutting down with a store that fails: what is kept is lost, and said so.
         ReportLoss(status,
@@ -288,20 +295,20 @@ void SqliteStore::ReportHealth(const Status& status) {
   const bool failing = !status.ok();
   // Told once each way, not at every batch.
   if (degraded_.exchange(failing) == failing) return;
-  std::lock_guard<std::mutex> lock(health_mu_);
+  MutexLock lock(health_mu_);
   if (health_log_) {
     health_log_(failing, failing ? "store " + writer_db_->path() + ": " + status.message() : "");
   }
 }
 
 void SqliteStore::ReportLoss(const Status& status, const std::string& what) {
-  std::lock_guard<std::mutex> lock(health_mu_);
+  MutexLock lock(health_mu_);
   if (health_log_)
     health_log_(true, "store " + writer_db_->path() + ": " + status.message() + "; " + what);
 }
 
 void SqliteStore::SetHealthLog(std::function<void(bool, const std::string&)> log) {
-  std::lock_guard<std::mutex> lock(health_mu_);
+  MutexLock lock(health_mu_);
   health_log_ = std::move(log);
 }
 
@@ -458,7 +465,7 @@ std::shared_future<Status> SqliteStore::Flush() {
 }
 
 Result<StoreSnapshot> SqliteStore::Load() {
-  std::lock_guard<std::mutex> lock(read_mu_);
+  MutexLock lock(read_mu_);
   Sqlite& db = *reader_db_;
   StoreSnapshot snap;
   // The rows' vector at its size from the start (ids count from 1; a gap is rare): growing it
@@ -544,7 +551,7 @@ Result<StoreSnapshot> SqliteStore::Load() {
 }
 
 Result<int64_t> SqliteStore::LastJobId() const {
-  std::lock_guard<std::mutex> lock(read_mu_);
+  MutexLock lock(read_mu_);
   return MaxJobId(*reader_db_);
 }
 
@@ -561,7 +568,7 @@ Status SqliteStore::ReadActiveJobs(int64_t from, int64_t to, const ActiveJobRow&
 }
 
 Result<std::vector<AuditEntry>> SqliteStore::QueryAudit(const AuditQuery& aq) {
-  std::lock_guard<std::mutex> lock(read_mu_);
+  MutexLock lock(read_mu_);
   // Newest first, below the cursor (0: from the newest).
   auto q = reader_db_->Prepare(
       "SELECT seq, time_ms, principal, remote, method, path, status, detail FROM audit "
@@ -582,7 +589,7 @@ Result<std::vector<AuditEntry>> SqliteStore::QueryAudit(const AuditQuery& aq) {
 }
 
 Result<int64_t> SqliteStore::CountAudit(const AuditQuery& aq) {
-  std::lock_guard<std::mutex> lock(read_mu_);
+  MutexLock lock(read_mu_);
   auto q = reader_db_->Prepare(
       "SELECT COUNT(*) FROM audit WHERE time_ms >= ?1 AND (?2 = '' OR principal = ?2)");
   if (!q.ok()) return q.status();
@@ -593,7 +600,7 @@ Result<int64_t> SqliteStore::CountAudit(const AuditQuery& aq) {
 }
 
 Result<std::vector<StoredDecision>> SqliteStore::QueryDecisionLog(const DecisionQuery& dq) {
-  std::lock_guard<std::mutex> lock(read_mu_);
+  MutexLock lock(read_mu_);
   auto q = reader_db_->Prepare(
       "SELECT seq, time_ms, kind, job_id, reason, detail FROM decisions WHERE seq > ?1 AND "
       "time_ms >= ?2 AND (?3 = '' OR kind = ?3) ORDER BY seq LIMIT ?4");
@@ -604,7 +611,7 @@ Result<std::vector<StoredDecision>> SqliteStore::QueryDecisionLog(const Decision
 }
 
 Result<std::vector<CostTotal>> SqliteStore::QueryCosts(TimeMs since, TimeMs until, TimeMs now) {
-  std::lock_guard<std::mutex> lock(read_mu_);
+  MutexLock lock(read_mu_);
   auto q = reader_db_->Prepare(
       "SELECT tenant, cluster, model, SUM(per_hour * (MIN(COALESCE(end_ms, ?3), ?2) - "
       "MAX(start_ms, ?1))) / 3600000.0 FROM costs WHERE start_ms < ?2 AND COALESCE(end_ms, ?3) "
@@ -630,7 +637,7 @@ void SqliteStore::PutTaskLog(int64_t job, int64_t run, int64_t task, std::string
 
 Result<std::optional<std::string>> SqliteStore::QueryTaskLog(int64_t job, int64_t run,
                                                              int64_t task) {
-  std::lock_guard<std::mutex> lock(read_mu_);
+  MutexLock lock(read_mu_);
   auto q = reader_db_->Prepare(
       "SELECT tail FROM task_logs WHERE job_id = ?1 AND run = ?2 AND task = ?3");
   if (!q.ok()) return q.status();
@@ -642,7 +649,7 @@ Result<std::optional<std::string>> SqliteStore::QueryTaskLog(int64_t job, int64_
 }
 
 Result<std::vector<StoredDecision>> SqliteStore::QueryDecisions(int64_t job) {
-  std::lock_guard<std::mutex> lock(read_mu_);
+  MutexLock lock(read_mu_);
   auto q = reader_db_->Prepare(
       "SELECT seq, time_ms, kind, job_id, reason, detail FROM decisions WHERE job_id = ?1 "
       "ORDER BY seq");

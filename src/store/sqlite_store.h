@@ -22,6 +22,7 @@
 #include <optional>
 #include <thread>
 
+#include "common/mutex.h"
 #include "store/durable_store.h"
 #include "store/rows.h"
 #include "store/sqlite.h"
@@ -103,7 +104,7 @@ class SqliteStore final : public DurableStore {
   // Enqueue without a future: the writes the engine's thread makes (no promise to allocate).
   void Post(Write w);
   // Under mu_: queues `p`; whether the writer must be woken (the queue was empty).
-  bool Push(Pending p);
+  bool Push(Pending p) REQUIRES(mu_);
   // The writer: batches, and on a failure keeps the writes nobody waits for and retries them.
   void WriterLoop();
   // Tells the health log when the store starts failing and when it recovers.
@@ -117,21 +118,21 @@ class SqliteStore final : public DurableStore {
   const StoreOptions options_;
   StoreLock lock_;
   std::unique_ptr<Sqlite> writer_db_;
-  std::unique_ptr<Sqlite> reader_db_;
+  std::unique_ptr<Sqlite> reader_db_;  // its statements under read_mu_
   std::unique_ptr<Statements> statements_;
-  mutable std::mutex read_mu_;
+  mutable Mutex read_mu_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Pending> queue_;
-  size_t waiting_ = 0;      // writes in queue_ with a future
-  bool lingering_ = false;  // the writer waits for company for a queue without futures
-  bool stopping_ = false;
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<Pending> queue_ GUARDED_BY(mu_);
+  size_t waiting_ GUARDED_BY(mu_) = 0;      // writes in queue_ with a future
+  bool lingering_ GUARDED_BY(mu_) = false;  // the writer waits for company, nobody waits
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::atomic<uint64_t> committed_writes_{0};
   std::atomic<uint64_t> batches_{0};
   std::atomic<bool> degraded_{false};
-  std::mutex health_mu_;
-  std::function<void(bool, const std::string&)> health_log_;  // under health_mu_
+  Mutex health_mu_;
+  std::function<void(bool, const std::string&)> health_log_ GUARDED_BY(health_mu_);
   std::thread writer_;
 };
 

@@ -106,11 +106,20 @@ TEST(Layering, NoIncludeRunsBackUpAnArrow) {
   EXPECT_GT(checked, 500u);  // the walk found the sources
 }
 
+// The mutex of common/ is for the layers with threads: the pure core runs on one.
+TEST(Layering, ThePureCoreTakesNoMutex) {
+  for (const std::string folder : {"model", "sched", "engine"})
+    for (const auto& file : SourcesUnder(kSources / folder))
+      for (const auto& inc : IncludesOf(file))
+        EXPECT_NE(inc.target, "common/mutex.h") << Where(inc) << folder << " runs on one thread";
+}
+
 TEST(Layering, TheCoreIncludesNoIoLibrary) {
   for (const auto& folder : kPure)
     for (const auto& file : SourcesUnder(kSources / folder)) {
-      if (folder == "common" && (file.filename() == "file.cc" || file.filename() == "clock.cc"))
-        continue;  // the ports' implementations: reading a file, the system clock
+      if (folder == "common" && (file.filename() == "file.cc" || file.filename() == "clock.cc" ||
+                                 file.filename() == "mutex.h"))
+        continue;  // the ports' implementations (a file, the system clock), the threads' mutex
       for (const auto& inc : IncludesOf(file)) {
         if (inc.quoted) continue;
         for (const auto& io : kIoHeaders)

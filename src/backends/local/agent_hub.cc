@@ -45,12 +45,12 @@ AgentHub::AgentHub(AgentHubOptions options, std::string epoch)
     : options_(options), epoch_(std::move(epoch)) {}
 
 void AgentHub::AddNode(const std::string& node) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   nodes_.try_emplace(node);
 }
 
 bool AgentHub::HasNode(const std::string& node) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return nodes_.count(node) > 0;
 }
 
@@ -60,7 +60,7 @@ void AgentHub::Touch(Node& n) {
 }
 
 void AgentHub::Assign(const RunOrder& order) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> peers;
   for (const RunOrder::Task& t : order.tasks) {
     auto it = nodes_.find(t.node);
@@ -104,13 +104,13 @@ void AgentHub::StopLocked(const RunId& id, Millis grace) {
 }
 
 void AgentHub::Stop(int64_t job, int32_t run, Millis grace) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   StopLocked({job, run}, grace);
 }
 
 Result<ReportResult> AgentHub::Report(const std::string& node, const SyncRequest& request,
                                       TimeMs now) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = nodes_.find(node);
   if (it == nodes_.end()) {
     return NotFound("node \"" + node + "\" is not a node of a local cluster in the fleet");
@@ -156,7 +156,7 @@ Result<ReportResult> AgentHub::Report(const std::string& node, const SyncRequest
 }
 
 SyncAnswer AgentHub::Wait(const std::string& node, uint64_t known, Millis wait) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = nodes_.find(node);
   SyncAnswer a;
   a.epoch = epoch_;
@@ -164,8 +164,10 @@ SyncAnswer AgentHub::Wait(const std::string& node, uint64_t known, Millis wait) 
   if (it == nodes_.end()) return a;
   Node& n = it->second;
   wait = std::min(wait, options_.heartbeat);
-  cv_.wait_for(lock, std::chrono::milliseconds(wait),
-               [&] { return shutdown_ || n.version != known || !n.acked.empty(); });
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait);
+  while (!shutdown_ && n.version == known && n.acked.empty() &&
+         cv_.wait_until(lock, until) == std::cv_status::no_timeout) {
+  }
   a.version = n.version;
   for (const auto& [key, task] : n.run)
     a.run.push_back(task);
@@ -177,7 +179,7 @@ SyncAnswer AgentHub::Wait(const std::string& node, uint64_t known, Millis wait) 
 }
 
 std::vector<std::string> AgentHub::Expired(TimeMs now) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> out;
   for (auto& [name, n] : nodes_) {
     if (!n.live || now - n.last_seen <= options_.lost_after) continue;
@@ -192,7 +194,7 @@ std::vector<std::string> AgentHub::Expired(TimeMs now) {
 }
 
 void AgentHub::Expect(const std::string& node, TimeMs now) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = nodes_.find(node);
   if (it == nodes_.end() || it->second.live) return;
   it->second.live = true;
@@ -200,7 +202,7 @@ void AgentHub::Expect(const std::string& node, TimeMs now) {
 }
 
 bool AgentHub::Live(const std::string& node) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = nodes_.find(node);
   return it != nodes_.end() && it->second.live;
 }
@@ -217,14 +219,14 @@ void AgentHub::KeepLog(const TaskKey& key, const std::string& text) {
 }
 
 std::optional<std::string> AgentHub::Log(const TaskKey& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = logs_.find(key);
   if (it == logs_.end()) return std::nullopt;
   return it->second;
 }
 
 json AgentHub::NodeStatus(const std::string& node) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = nodes_.find(node);
   if (it == nodes_.end() || it->second.agent.empty()) return nullptr;
   const Node& n = it->second;
@@ -250,7 +252,7 @@ json AgentHub::NodeStatus(const std::string& node) const {
 }
 
 void AgentHub::Shutdown() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   shutdown_ = true;
   cv_.notify_all();
 }

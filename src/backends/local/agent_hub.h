@@ -23,6 +23,7 @@
 
 #include "backends/local/protocol.h"
 #include "backends/run_order.h"
+#include "common/mutex.h"
 
 namespace tessera {
 
@@ -94,19 +95,19 @@ class AgentHub {
   using RunId = std::pair<int64_t, int32_t>;
 
   // Under mu_: the run's remaining tasks are told to stop; the run is forgotten.
-  void StopLocked(const RunId& id, Millis grace);
-  void Touch(Node& n);
-  void KeepLog(const TaskKey& key, const std::string& text);
+  void StopLocked(const RunId& id, Millis grace) REQUIRES(mu_);
+  void Touch(Node& n) REQUIRES(mu_);
+  void KeepLog(const TaskKey& key, const std::string& text) REQUIRES(mu_);
 
   const AgentHubOptions options_;
   const std::string epoch_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool shutdown_ = false;
-  std::map<std::string, Node> nodes_;
-  std::map<RunId, Run> runs_;
-  std::map<TaskKey, std::string> logs_;
-  std::deque<TaskKey> log_order_;  // oldest first
+  mutable Mutex mu_;
+  CondVar cv_;
+  bool shutdown_ GUARDED_BY(mu_) = false;
+  std::map<std::string, Node> nodes_ GUARDED_BY(mu_);
+  std::map<RunId, Run> runs_ GUARDED_BY(mu_);
+  std::map<TaskKey, std::string> logs_ GUARDED_BY(mu_);
+  std::deque<TaskKey> log_order_ GUARDED_BY(mu_);  // oldest first
 };
 
 // The environment one task of `run` gets, with its peers' addresses by task index.

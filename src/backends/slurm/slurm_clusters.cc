@@ -46,7 +46,7 @@ SlurmClusters::SlurmClusters(std::vector<SlurmClusterConfig> clusters, std::func
 
 SlurmClusters::~SlurmClusters() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -55,7 +55,7 @@ SlurmClusters::~SlurmClusters() {
 
 void SlurmClusters::Submit(const std::string& cluster, RunOrder order,
                            std::vector<SlurmTaskShape> shapes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Track& t = runs_[{order.job, order.run}];
   t = Track();
   t.cluster = cluster;
@@ -66,28 +66,28 @@ void SlurmClusters::Submit(const std::string& cluster, RunOrder order,
 }
 
 void SlurmClusters::Stop(int64_t job, int32_t run, Millis grace) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   stops_.push_back({{job, run}, grace});
   kicked_ = true;
   cv_.notify_all();
 }
 
 std::vector<SlurmEvent> SlurmClusters::Take() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<SlurmEvent> out;
   out.swap(events_);
   return out;
 }
 
 std::optional<SlurmNode> SlurmClusters::NodeInfo(const std::string& node) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = nodes_.find(node);
   if (it == nodes_.end()) return std::nullopt;
   return it->second;
 }
 
 bool SlurmClusters::Manages(int64_t job, int32_t run) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return runs_.count({job, run}) > 0;
 }
 
@@ -112,7 +112,7 @@ std::optional<std::string> SlurmClusters::Log(const TaskKey& key) const {
 
 void SlurmClusters::Emit(SlurmEvent e) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     events_.push_back(std::move(e));
   }
   if (wake_) wake_();
@@ -159,7 +159,7 @@ void SlurmClusters::Poll(Cluster& c, TimeMs now) {
   // The runs' ends.
   std::vector<SlurmEvent> ended;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (auto it = runs_.begin(); it != runs_.end();) {
       Track& t = it->second;
       auto j =
@@ -199,7 +199,7 @@ void SlurmClusters::Poll(Cluster& c, TimeMs now) {
   auto states = ParseSinfoNodes(out);
   if (!states.ok()) return;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (const std::string& node : c.config.nodes) {
       auto s = states->find(node);
       if (s != states->end()) nodes_[node] = s->second;
@@ -229,7 +229,7 @@ void SlurmClusters::SubmitNow(Pending p, TimeMs now) {
   auto existing = c.jobs_by_name.find(name);
   if (existing != c.jobs_by_name.end() && c.jobs.at(existing->second).state != "CANCELLED") {
     // The run's job is there already (a restarted daemon adopting it): tracked, not resubmitted.
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto t = runs_.find(id);
     if (t != runs_.end()) t->second.slurm_id = existing->second;
     return;
@@ -250,7 +250,7 @@ void SlurmClusters::SubmitNow(Pending p, TimeMs now) {
   if (slurm_id <= 0) {
     while (!out.empty() && out.back() == '\n')
       out.pop_back();
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto t = runs_.find(id);
     if (t == runs_.end() || t->second.stopped) return;
     t->second.ended = true;
@@ -259,17 +259,18 @@ void SlurmClusters::SubmitNow(Pending p, TimeMs now) {
     events_.push_back(RunEnded(c.config.name, std::move(o)));
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto t = runs_.find(id);
   if (t != runs_.end()) t->second.slurm_id = slurm_id;
 }
 
 void SlurmClusters::Loop() {
   SystemClock clock;
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (!stopping_) {
-    cv_.wait_for(lock, std::chrono::milliseconds(poll_interval_),
-                 [&] { return stopping_ || kicked_; });
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(poll_interval_);
+    while (!stopping_ && !kicked_ && cv_.wait_until(lock, until) == std::cv_status::no_timeout) {
+    }
     if (stopping_) break;
     kicked_ = false;
     std::vector<std::pair<RunId, Millis>> stops;

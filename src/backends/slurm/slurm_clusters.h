@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "backends/slurm/slurm_text.h"
+#include "common/mutex.h"
 
 namespace tessera {
 
@@ -98,16 +99,16 @@ class SlurmClusters {
 
   Millis poll_interval_;
   std::function<void()> wake_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
-  bool kicked_ = false;                      // a submission or stop arrived
+  mutable Mutex mu_;
+  CondVar cv_;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool kicked_ GUARDED_BY(mu_) = false;      // a submission or stop arrived
   std::map<std::string, Cluster> clusters_;  // worker's; config read by others
-  std::vector<Pending> pending_;
-  std::vector<std::pair<RunId, Millis>> stops_;
-  std::map<RunId, Track> runs_;
-  std::vector<SlurmEvent> events_;
-  std::map<std::string, SlurmNode> nodes_;  // by node name, as sinfo last said
+  std::vector<Pending> pending_ GUARDED_BY(mu_);
+  std::vector<std::pair<RunId, Millis>> stops_ GUARDED_BY(mu_);
+  std::map<RunId, Track> runs_ GUARDED_BY(mu_);
+  std::vector<SlurmEvent> events_ GUARDED_BY(mu_);
+  std::map<std::string, SlurmNode> nodes_ GUARDED_BY(mu_);  // by node, as sinfo last said
   std::thread worker_;
 };
 
