@@ -110,6 +110,85 @@ std::optional<DatasetCopy> NearestCopy(const RegionPaths& paths, const Dataset& 
   return best;
 }
 
+namespace {
+
+// Whether the cluster suits large training (a big gang under one leaf switch on a fast
+// fabric), and why, into `cv`.
+void JudgeLargeTraining(const Spec& s, const Cluster& c, const FleetViewOptions& options,
+                        ClusterView& cv) {
+  const ModelProfile* best = nullptr;
+  for (const ModelProfile& p : cv.models) {
+    if (s.model(p.model).kind == DeviceKind::kCpu) continue;
+    if (p.largest_gang[0] < options.large_training_min_island) continue;
+    if (!best || p.largest_gang[2] > best->largest_gang[2]) best = &p;
+  }
+  Mbps bw = c.interconnect.leaf_bandwidth;
+  if (!best) {
+    cv.training_note = "no accelerators with islands of " +
+                       std::to_string(options.large_training_min_island) + " or more";
+  } else if (best->largest_gang[2] < options.large_training_min_leaf_gang) {
+    cv.training_note = "at most " + std::to_string(best->largest_gang[2]) + " " +
+                       s.model(best->model).name + " under one leaf switch";
+  } else if (bw < options.large_training_min_bandwidth) {
+    cv.training_note = "leaf fabric " + (bw ? FormatBandwidth(bw) : std::string("undeclared")) +
+                       " is below " + FormatBandwidth(options.large_training_min_bandwidth);
+  } else {
+    cv.suits_large_training = true;
+    cv.training_note = std::to_string(best->largest_gang[2]) + " " + s.model(best->model).name +
+                       " under one leaf switch on " + FormatBandwidth(bw) + " " +
+                       c.interconnect.fabric;
+  }
+}
+
+// The cluster's distance to each dataset's nearest copy.
+std::vector<DatasetDistance> DatasetDistances(const Spec& s, const Cluster& c,
+                                              const RegionPaths& paths) {
+  std::vector<DatasetDistance> out;
+  for (size_t di = 0; di < s.datasets.size(); ++di) {
+    const Dataset& d = s.datasets[di];
+    DatasetDistance dd;
+    dd.dataset = DatasetId(static_cast<uint32_t>(di));
+    if (!c.region.valid() || !d.region.valid()) continue;
+    dd.allowed = d.residency.empty() ||
+                 std::find(d.residency.begin(), d.residency.end(), c.region) != d.residency.end();
+    if (std::optional<DatasetCopy> near = NearestCopy(paths, d, c.region)) {
+      dd.from = near->from;
+      dd.latency = near->latency;
+      dd.local = near->from == c.region;
+      dd.transfer_time = near->transfer_time;
+    }
+    out.push_back(dd);
+  }
+  return out;
+}
+
+// Inference: for each region where users are, the regions with accelerators close enough.
+std::vector<UserRegionServing> ServingRegions(const Spec& s, const FleetView& v,
+                                              const RegionPaths& paths,
+                                              const FleetViewOptions& options) {
+  std::vector<UserRegionServing> out;
+  for (size_t u = 0; u < s.regions.size(); ++u) {
+    UserRegionServing us;
+    us.user_region = RegionId(static_cast<uint32_t>(u));
+    for (size_t r = 0; r < s.regions.size(); ++r) {
+      bool has_accel = false;
+      for (const auto& [m, n] : v.regions[r].devices_by_model) {
+        has_accel |= n > 0 && s.model(m).kind != DeviceKind::kCpu;
+      }
+      const auto& lat = paths.latency[u][r];
+      if (has_accel && lat && *lat <= options.inference_max_latency) {
+        us.served_by.emplace_back(RegionId(static_cast<uint32_t>(r)), *lat);
+      }
+    }
+    std::stable_sort(us.served_by.begin(), us.served_by.end(),
+                     [](const auto& a, const auto& b) { return a.second < b.second; });
+    out.push_back(std::move(us));
+  }
+  return out;
+}
+
+}  // namespace
+
 FleetView ComputeFleetView(const Spec& s, const FreeShares* free, const FleetViewOptions& options) {
   FleetView v;
   RegionPaths paths = ComputeRegionPaths(s);
@@ -147,45 +226,8 @@ FleetView ComputeFleetView(const Spec& s, const FreeShares* free, const FleetVie
         if (n.devices.empty()) cv.hourly_cost += *c.price_per_cpu_core_hour * n.cpu / 1000;
       }
     }
-    // Large training: a big gang under one leaf switch on a fast fabric.
-    const ModelProfile* best = nullptr;
-    for (const ModelProfile& p : cv.models) {
-      if (s.model(p.model).kind == DeviceKind::kCpu) continue;
-      if (p.largest_gang[0] < options.large_training_min_island) continue;
-      if (!best || p.largest_gang[2] > best->largest_gang[2]) best = &p;
-    }
-    Mbps bw = c.interconnect.leaf_bandwidth;
-    if (!best) {
-      cv.training_note = "no accelerators with islands of " +
-                         std::to_string(options.large_training_min_island) + " or more";
-    } else if (best->largest_gang[2] < options.large_training_min_leaf_gang) {
-      cv.training_note = "at most " + std::to_string(best->largest_gang[2]) + " " +
-                         s.model(best->model).name + " under one leaf switch";
-    } else if (bw < options.large_training_min_bandwidth) {
-      cv.training_note = "leaf fabric " + (bw ? FormatBandwidth(bw) : std::string("undeclared")) +
-                         " is below " + FormatBandwidth(options.large_training_min_bandwidth);
-    } else {
-      cv.suits_large_training = true;
-      cv.training_note = std::to_string(best->largest_gang[2]) + " " + s.model(best->model).name +
-                         " under one leaf switch on " + FormatBandwidth(bw) + " " +
-                         c.interconnect.fabric;
-    }
-    // Distance to each dataset's nearest copy.
-    for (size_t di = 0; di < s.datasets.size(); ++di) {
-      const Dataset& d = s.datasets[di];
-      DatasetDistance dd;
-      dd.dataset = DatasetId(static_cast<uint32_t>(di));
-      if (!c.region.valid() || !d.region.valid()) continue;
-      dd.allowed = d.residency.empty() ||
-                   std::find(d.residency.begin(), d.residency.end(), c.region) != d.residency.end();
-      if (std::optional<DatasetCopy> near = NearestCopy(paths, d, c.region)) {
-        dd.from = near->from;
-        dd.latency = near->latency;
-        dd.local = near->from == c.region;
-        dd.transfer_time = near->transfer_time;
-      }
-      cv.datasets.push_back(dd);
-    }
+    JudgeLargeTraining(s, c, options, cv);
+    cv.datasets = DatasetDistances(s, c, paths);
     // Roll up.
     FleetTotals& t = v.totals;
     t.nodes += cv.nodes;
@@ -207,24 +249,7 @@ FleetView ComputeFleetView(const Spec& s, const FreeShares* free, const FleetVie
     }
     v.clusters.push_back(std::move(cv));
   }
-  // Inference: for each region where users are, the regions with accelerators close enough.
-  for (size_t u = 0; u < s.regions.size(); ++u) {
-    UserRegionServing us;
-    us.user_region = RegionId(static_cast<uint32_t>(u));
-    for (size_t r = 0; r < s.regions.size(); ++r) {
-      bool has_accel = false;
-      for (const auto& [m, n] : v.regions[r].devices_by_model) {
-        has_accel |= n > 0 && s.model(m).kind != DeviceKind::kCpu;
-      }
-      const auto& lat = paths.latency[u][r];
-      if (has_accel && lat && *lat <= options.inference_max_latency) {
-        us.served_by.emplace_back(RegionId(static_cast<uint32_t>(r)), *lat);
-      }
-    }
-    std::stable_sort(us.served_by.begin(), us.served_by.end(),
-                     [](const auto& a, const auto& b) { return a.second < b.second; });
-    v.inference.push_back(std::move(us));
-  }
+  v.inference = ServingRegions(s, v, paths, options);
   return v;
 }
 

@@ -284,6 +284,11 @@ class Daemon {
   // workers read of the rows that had not ended (nullopt for the others).
   // `resolved`: the resolved job and run of each job that has not ended.
   Status Restore(StoreSnapshot& snap, ResolvedJobs& resolved);
+  // One row of Restore that had not ended: queued again from its resolved form (or its
+  // submission, checked again), its run resumed where it was when it can be (its progress
+  // counted until `last_seen`); a row the configuration no longer admits fails.
+  void RestoreRow(StoredJob& row, RestoredJob& restored, TimeMs now, TimeMs last_seen,
+                  std::vector<JobId>& orphans);
   // The engine's thread: drives the engine (engine/drive.h) at the system clock's pace.
   class EnginePace;
   void Loop();

@@ -300,51 +300,7 @@ Status Daemon::Restore(StoreSnapshot& snap, ResolvedJobs& resolved) {
     // rather than fresh pages.
     Result<std::unique_ptr<RestoredJob>> taken = resolved.Take(row.id);
     if (!taken.ok()) return taken.status();
-    if (*taken == nullptr) continue;  // ended
-    RestoredJob& restored = **taken;
-    // The resolved form reads back without YAML; a row without one (or one the configuration
-    // no longer admits) goes through the submission's own checks again, which say why.
-    Result<Job> job = std::move(restored.job);
-    std::string why;
-    if (!job.ok()) {
-      ++start_times_.rechecked;
-      JobLoad parsed = LoadJobText(*spec_, {"job " + std::to_string(row.id), row.body});
-      if (parsed.job) {
-        job = std::move(*parsed.job);
-      } else {
-        why = parsed.diagnostics.ToString();
-      }
-    }
-    if (!job.ok()) {
-      // The configuration changed under it (a tenant or model removed): it can never run.
-      row.state = "failed";
-      row.reason = "invalid";
-      row.detail = "no longer valid under the configuration: " + why;
-      row.finished = now;
-      store_->UpdateJob(JobUpdate::Of(row));
-      continue;
-    }
-    JobId id = Enqueue(row.id, std::move(*job), now);
-    Rejoin(id, orphans);
-    if (restored.run) {
-      // The run goes on where it was: the same nodes and devices, its progress until the
-      // previous process was last seen kept (the emulated backend resumes the rest).
-      Result<std::vector<StoredTask>>& run = *restored.run;
-      Result<std::vector<Placement>> placements =
-          run.ok() ? PlacementsOf(std::move(*run)) : Result<std::vector<Placement>>(run.status());
-      Status adopted = placements.ok() ? Status::Ok() : placements.status();
-      if (adopted.ok()) {
-        TimeMs started = row.run_start.value_or(snap.last_seen);
-        Millis kept = row.kept_ms + std::max<Millis>(0, snap.last_seen - started);
-        adopted =
-            engine_->Adopt(id, std::move(*placements), row.first_start.value_or(started), kept);
-      }
-      if (!adopted.ok()) {
-        ++restart_base_[row.id - 1];
-        json note = {{"note", "the run could not be resumed where it was: " + adopted.message()}};
-        store_->AppendDecision({0, now, "requeue", row.id, "daemon-restart", note.dump()});
-      }
-    }
+    if (*taken != nullptr) RestoreRow(row, **taken, now, snap.last_seen, orphans);  // else ended
   }
   indexes.join();
   WriteResumed();
@@ -352,6 +308,52 @@ Status Daemon::Restore(StoreSnapshot& snap, ResolvedJobs& resolved) {
   for (JobId id : orphans)
     engine_->Cancel(id, now);  // replicas of a service that is gone
   return Status::Ok();
+}
+
+void Daemon::RestoreRow(StoredJob& row, RestoredJob& restored, TimeMs now, TimeMs last_seen,
+                        std::vector<JobId>& orphans) {
+  // The resolved form reads back without YAML; a row without one (or one the configuration
+  // no longer admits) goes through the submission's own checks again, which say why.
+  Result<Job> job = std::move(restored.job);
+  std::string why;
+  if (!job.ok()) {
+    ++start_times_.rechecked;
+    JobLoad parsed = LoadJobText(*spec_, {"job " + std::to_string(row.id), row.body});
+    if (parsed.job) {
+      job = std::move(*parsed.job);
+    } else {
+      why = parsed.diagnostics.ToString();
+    }
+  }
+  if (!job.ok()) {
+    // The configuration changed under it (a tenant or model removed): it can never run.
+    row.state = "failed";
+    row.reason = "invalid";
+    row.detail = "no longer valid under the configuration: " + why;
+    row.finished = now;
+    store_->UpdateJob(JobUpdate::Of(row));
+    return;
+  }
+  JobId id = Enqueue(row.id, std::move(*job), now);
+  Rejoin(id, orphans);
+  if (restored.run) {
+    // The run goes on where it was: the same nodes and devices, its progress until the
+    // previous process was last seen kept (the emulated backend resumes the rest).
+    Result<std::vector<StoredTask>>& run = *restored.run;
+    Result<std::vector<Placement>> placements =
+        run.ok() ? PlacementsOf(std::move(*run)) : Result<std::vector<Placement>>(run.status());
+    Status adopted = placements.ok() ? Status::Ok() : placements.status();
+    if (adopted.ok()) {
+      TimeMs started = row.run_start.value_or(last_seen);
+      Millis kept = row.kept_ms + std::max<Millis>(0, last_seen - started);
+      adopted = engine_->Adopt(id, std::move(*placements), row.first_start.value_or(started), kept);
+    }
+    if (!adopted.ok()) {
+      ++restart_base_[row.id - 1];
+      json note = {{"note", "the run could not be resumed where it was: " + adopted.message()}};
+      store_->AppendDecision({0, now, "requeue", row.id, "daemon-restart", note.dump()});
+    }
+  }
 }
 
 Result<std::vector<Placement>> Daemon::PlacementsOf(std::vector<StoredTask> tasks) const {
