@@ -103,6 +103,64 @@ void ParseLink(YamlMap& m, size_t i) {
   s.links[i].bandwidth = bw.value_or(0);
 }
 
+namespace {
+
+// One of a cluster's nodeGroups, at `p`.
+void ParseNodeGroup(YamlMap& m, size_t ci, const YAML::Node& n, const FieldPath& p, size_t gi) {
+  SpecBuilder& b = m.builder();
+  b.spec.clusters[ci].node_groups.emplace_back();
+  YamlMap gm(b, m.file(), n, p, "a node group");
+  if (!gm.ok()) return;
+  NodeGroup& g = b.spec.clusters[ci].node_groups[gi];
+  g.name = gm.Str("name", Need::kRequired).value_or("");
+  g.count = static_cast<int32_t>(gm.Int("count", 1, 200000, Need::kRequired).value_or(0));
+  g.cpu = NodeCpu(gm);
+  g.memory = NodeMemory(gm);
+  g.labels = gm.Labels("labels");
+  DeviceDecl d = ParseNodeDevices(gm, [ci, gi](Spec& s, uint32_t id) {
+    s.clusters[ci].node_groups[gi].device_model = DeviceModelId(id);
+  });
+  NodeGroup& g2 = b.spec.clusters[ci].node_groups[gi];
+  g2.devices_per_node = d.count;
+  g2.devices_per_island = d.per_island;
+  if (auto tn = gm.Node("topology", Need::kOptional)) {
+    YamlMap tm(b, m.file(), *tn, p.Field("topology"), "a node group topology");
+    if (tm.ok()) {
+      g2.nodes_per_leaf = static_cast<int32_t>(tm.Int("nodesPerLeaf", 1, 100000).value_or(0));
+      g2.leaves_per_spine = static_cast<int32_t>(tm.Int("leavesPerSpine", 1, 100000).value_or(0));
+    }
+  }
+}
+
+// One of a cluster's nodes declared one by one, at `p`.
+void ParseSingleNode(YamlMap& m, size_t ci, const YAML::Node& n, const FieldPath& p, size_t ni) {
+  SpecBuilder& b = m.builder();
+  b.single_nodes[ci].emplace_back();
+  b.single_nodes[ci][ni].path = p;
+  YamlMap nm(b, m.file(), n, p, "a node");
+  if (!nm.ok()) return;
+  DraftNode& dn = b.single_nodes[ci][ni];
+  dn.node.name = nm.Str("name", Need::kRequired).value_or("");
+  dn.node.cpu = NodeCpu(nm);
+  dn.node.memory = NodeMemory(nm);
+  dn.node.labels = nm.Labels("labels");
+  dn.node.cordoned = nm.Bool("cordoned").value_or(false);
+  dn.leaf = nm.Str("leaf").value_or("");
+  dn.spine = nm.Str("spine").value_or("");
+  // The devices are created now; their model is filled in when the reference resolves.
+  SpecBuilder* bp = &b;
+  DeviceDecl d = ParseNodeDevices(nm, [bp, ci, ni](Spec&, uint32_t id) {
+    for (Device& dev : bp->single_nodes[ci][ni].node.devices)
+      dev.model = DeviceModelId(id);
+  });
+  int32_t per_island = d.per_island > 0 ? d.per_island : std::max(d.count, 1);
+  for (int32_t k = 0; k < d.count; ++k) {
+    b.single_nodes[ci][ni].node.devices.push_back({DeviceModelId(), k / per_island});
+  }
+}
+
+}  // namespace
+
 void ParseCluster(YamlMap& m, size_t ci) {
   SpecBuilder& b = m.builder();
   Cluster& c = b.spec.clusters[ci];
@@ -164,52 +222,10 @@ void ParseCluster(YamlMap& m, size_t ci) {
     });
   });
   m.List("nodeGroups", Need::kOptional, [&](const YAML::Node& n, const FieldPath& p, size_t gi) {
-    b.spec.clusters[ci].node_groups.emplace_back();
-    YamlMap gm(b, m.file(), n, p, "a node group");
-    if (!gm.ok()) return;
-    NodeGroup& g = b.spec.clusters[ci].node_groups[gi];
-    g.name = gm.Str("name", Need::kRequired).value_or("");
-    g.count = static_cast<int32_t>(gm.Int("count", 1, 200000, Need::kRequired).value_or(0));
-    g.cpu = NodeCpu(gm);
-    g.memory = NodeMemory(gm);
-    g.labels = gm.Labels("labels");
-    DeviceDecl d = ParseNodeDevices(gm, [ci, gi](Spec& s, uint32_t id) {
-      s.clusters[ci].node_groups[gi].device_model = DeviceModelId(id);
-    });
-    NodeGroup& g2 = b.spec.clusters[ci].node_groups[gi];
-    g2.devices_per_node = d.count;
-    g2.devices_per_island = d.per_island;
-    if (auto tn = gm.Node("topology", Need::kOptional)) {
-      YamlMap tm(b, m.file(), *tn, p.Field("topology"), "a node group topology");
-      if (tm.ok()) {
-        g2.nodes_per_leaf = static_cast<int32_t>(tm.Int("nodesPerLeaf", 1, 100000).value_or(0));
-        g2.leaves_per_spine = static_cast<int32_t>(tm.Int("leavesPerSpine", 1, 100000).value_or(0));
-      }
-    }
+    ParseNodeGroup(m, ci, n, p, gi);
   });
   m.List("nodes", Need::kOptional, [&](const YAML::Node& n, const FieldPath& p, size_t ni) {
-    b.single_nodes[ci].emplace_back();
-    b.single_nodes[ci][ni].path = p;
-    YamlMap nm(b, m.file(), n, p, "a node");
-    if (!nm.ok()) return;
-    DraftNode& dn = b.single_nodes[ci][ni];
-    dn.node.name = nm.Str("name", Need::kRequired).value_or("");
-    dn.node.cpu = NodeCpu(nm);
-    dn.node.memory = NodeMemory(nm);
-    dn.node.labels = nm.Labels("labels");
-    dn.node.cordoned = nm.Bool("cordoned").value_or(false);
-    dn.leaf = nm.Str("leaf").value_or("");
-    dn.spine = nm.Str("spine").value_or("");
-    // The devices are created now; their model is filled in when the reference resolves.
-    SpecBuilder* bp = &b;
-    DeviceDecl d = ParseNodeDevices(nm, [bp, ci, ni](Spec&, uint32_t id) {
-      for (Device& dev : bp->single_nodes[ci][ni].node.devices)
-        dev.model = DeviceModelId(id);
-    });
-    int32_t per_island = d.per_island > 0 ? d.per_island : std::max(d.count, 1);
-    for (int32_t k = 0; k < d.count; ++k) {
-      b.single_nodes[ci][ni].node.devices.push_back({DeviceModelId(), k / per_island});
-    }
+    ParseSingleNode(m, ci, n, p, ni);
   });
 }
 

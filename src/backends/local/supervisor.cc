@@ -157,63 +157,103 @@ bool Supervisor::Knows(const TaskKey& key) const {
   return tasks_.count(key) > 0 || forgotten_.count(key) > 0;
 }
 
-void Supervisor::Start(const TaskAssignment& a, TimeMs now) {
-  (void)now;
-  Task& t = tasks_[a.key];
-  Result<Identity> who = IdentityOf(a, options_.allow_root_tasks);
-  if (!who.ok()) {
-    t.running = false;
-    t.exit_code = 127;
-    t.error = who.status().message();
-    return;
+namespace {
+
+// The child between fork and exec (only async-signal-safe calls): into the task's cgroup, the
+// task's user, its own process group, a death signal tied to the agent, the log as stdout and
+// stderr, its directory, then exec. A step that fails writes its errno to `report` and exits
+// 127.
+// In the child: the failed step's errno to `report`, and exit 127.
+[[noreturn]] void ExitReporting(int report) {
+  int err = errno;
+  (void)!write(report, &err, sizeof err);
+  _exit(127);
+}
+
+[[noreturn]] void ExecTask(const Identity& as, pid_t parent, int cgroup, int log, int null,
+                           int report, const char* dir, const char* program, char* const* args,
+                           char* const* envp) {
+  setpgid(0, 0);
+  if (cgroup >= 0 && write(cgroup, "0", 1) != 1) ExitReporting(report);  // into its cgroup
+  if (as.change && (setgroups(as.groups.size(), as.groups.data()) != 0 || setgid(as.gid) != 0 ||
+                    setuid(as.uid) != 0)) {
+    ExitReporting(report);
   }
+  // After the user changes: a change of credentials clears the death signal.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(127);  // the agent died before the signal was armed
+  dup2(null, 0);
+  dup2(log, 1);
+  dup2(log, 2);
+  if (chdir(dir) != 0) ExitReporting(report);
+  execve(program, args, envp);
+  ExitReporting(report);
+}
+
+// What a task's process starts with, prepared before the fork: its directories made (and the
+// task user's), its log, program, arguments and environment.
+struct Prepared {
+  std::string log_path, dir, program;
+  std::vector<std::string> argv, env;
+};
+
+Result<Prepared> PrepareTask(const TaskAssignment& a, const Identity& who,
+                             const SupervisorOptions& options, const Containment* containment) {
   std::error_code ec;
-  std::filesystem::path logs = std::filesystem::path(options_.work_dir) / "logs";
-  std::filesystem::path dir = std::filesystem::path(options_.work_dir) / "tasks" / a.key.ToString();
+  std::filesystem::path logs = std::filesystem::path(options.work_dir) / "logs";
+  std::filesystem::path dir = std::filesystem::path(options.work_dir) / "tasks" / a.key.ToString();
   std::filesystem::path checkpoints =
-      std::filesystem::path(options_.checkpoint_root) / std::to_string(a.key.job);
+      std::filesystem::path(options.checkpoint_root) / std::to_string(a.key.job);
   std::filesystem::create_directories(logs, ec);
   std::filesystem::create_directories(dir, ec);
   std::filesystem::create_directories(checkpoints, ec);
-  t.log_path = (logs / (a.key.ToString() + ".log")).string();
-
   std::map<std::string, std::string> vars = a.env;
   vars["TESSERA_CHECKPOINT_DIR"] = checkpoints.string();
   vars["TESSERA_TASK_KEY"] = a.key.ToString();
-  if (containment_) vars["TESSERA_AGENT_ID"] = containment_->identity();
-  std::vector<std::string> env = Environment(vars, who->name, who->dir, who->shell);
-  if (who->change) {
+  if (containment != nullptr) vars["TESSERA_AGENT_ID"] = containment->identity();
+  if (who.change) {
     // Its working and checkpoint directories are the task user's.
-    if (chown(dir.c_str(), who->uid, who->gid) != 0 ||
-        chown(checkpoints.c_str(), who->uid, who->gid) != 0) {
-      t.running = false;
-      t.exit_code = 127;
-      t.error =
-          "cannot give the task's directories to \"" + who->name + "\": " + std::strerror(errno);
-      return;
+    if (chown(dir.c_str(), who.uid, who.gid) != 0 ||
+        chown(checkpoints.c_str(), who.uid, who.gid) != 0) {
+      return FailedPrecondition("cannot give the task's directories to \"" + who.name +
+                                "\": " + std::strerror(errno));
     }
   }
-  const Identity& as = *who;
-  std::vector<std::string> argv = a.command;
-  std::string program = Resolve(argv.at(0));
-  std::vector<char*> envp = Pointers(env);
-  std::vector<char*> args = Pointers(argv);
+  Prepared p;
+  p.log_path = (logs / (a.key.ToString() + ".log")).string();
+  p.dir = dir.string();
+  p.argv = a.command;
+  p.program = Resolve(p.argv.at(0));
+  p.env = Environment(vars, who.name, who.dir, who.shell);
+  return p;
+}
+
+}  // namespace
+
+void Supervisor::Start(const TaskAssignment& a, TimeMs now) {
+  (void)now;
+  Task& t = tasks_[a.key];
+  auto fail = [&t](std::string why) {
+    t.running = false;
+    t.exit_code = 127;
+    t.error = std::move(why);
+  };
+  Result<Identity> who = IdentityOf(a, options_.allow_root_tasks);
+  if (!who.ok()) return fail(who.status().message());
+  Result<Prepared> task = PrepareTask(a, *who, options_, containment_.get());
+  if (!task.ok()) return fail(task.status().message());
+  t.log_path = task->log_path;
+  std::vector<char*> envp = Pointers(task->env);
+  std::vector<char*> args = Pointers(task->argv);
 
   std::string contain_error;
   const int cgroup = containment_ ? containment_->Prepare(a.key.ToString(), &contain_error) : -1;
-  if (!contain_error.empty()) {
-    t.running = false;
-    t.exit_code = 127;
-    t.error = contain_error;
-    return;
-  }
+  if (!contain_error.empty()) return fail(contain_error);
   int log = open(t.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
   int pipefd[2];  // carries exec's errno back; closed on a successful exec
   if (log < 0 || null < 0 || pipe2(pipefd, O_CLOEXEC) != 0) {
-    t.running = false;
-    t.exit_code = 127;
-    t.error = std::string("cannot prepare the task: ") + std::strerror(errno);
+    fail(std::string("cannot prepare the task: ") + std::strerror(errno));
     if (log >= 0) close(log);
     if (null >= 0) close(null);
     if (cgroup >= 0) close(cgroup);
@@ -222,45 +262,17 @@ void Supervisor::Start(const TaskAssignment& a, TimeMs now) {
   const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid == 0) {
-    // The child: only async-signal-safe calls until exec.
-    setpgid(0, 0);
-    if (cgroup >= 0 && write(cgroup, "0", 1) != 1) {  // into the task's cgroup
-      int err = errno;
-      (void)!write(pipefd[1], &err, sizeof err);
-      _exit(127);
-    }
-    if (as.change && (setgroups(as.groups.size(), as.groups.data()) != 0 || setgid(as.gid) != 0 ||
-                      setuid(as.uid) != 0)) {
-      int err = errno;
-      (void)!write(pipefd[1], &err, sizeof err);
-      _exit(127);
-    }
-    // After the user changes: a change of credentials clears the death signal.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);  // the agent died before the signal was armed
-    dup2(null, 0);
-    dup2(log, 1);
-    dup2(log, 2);
-    if (chdir(dir.c_str()) != 0) {
-      int err = errno;
-      (void)!write(pipefd[1], &err, sizeof err);
-      _exit(127);
-    }
-    execve(program.c_str(), args.data(), envp.data());
-    int err = errno;
-    (void)!write(pipefd[1], &err, sizeof err);
-    _exit(127);
+    ExecTask(*who, parent, cgroup, log, null, pipefd[1], task->dir.c_str(), task->program.c_str(),
+             args.data(), envp.data());
   }
+  const int fork_errno = errno;
   close(pipefd[1]);
   close(log);
   close(null);
   if (cgroup >= 0) close(cgroup);
   if (pid < 0) {
     close(pipefd[0]);
-    t.running = false;
-    t.exit_code = 127;
-    t.error = std::string("fork: ") + std::strerror(errno);
-    return;
+    return fail(std::string("fork: ") + std::strerror(fork_errno));
   }
   setpgid(pid, pid);  // also from the parent: no race with an early Stop
   t.pid = pid;
@@ -272,9 +284,7 @@ void Supervisor::Start(const TaskAssignment& a, TimeMs now) {
   close(pipefd[0]);
   if (n == static_cast<ssize_t>(sizeof err)) {
     waitpid(pid, nullptr, 0);
-    t.running = false;
-    t.exit_code = 127;
-    t.error = "cannot execute " + argv[0] + ": " + std::strerror(err);
+    fail("cannot execute " + task->argv[0] + ": " + std::strerror(err));
   }
 }
 
