@@ -178,10 +178,15 @@ class Engine final : public EventSink {
   };
   // Places the job where its quota admits it, on the models of `only` among its own.
   Admitted PlaceWithQuota(JobRecord& j, CycleState& cs, ModelMask only = kAnyAccelerator);
-  // The model masks PlaceWithQuota tries in turn (`whys`: why each comes before the next);
-  // true when the last is tried only if every other is infeasible.
-  bool MasksToTry(const JobRecord& j, const Compiled& c, ModelMask mine, const CycleState& cs,
-                  std::vector<ModelMask>* masks, std::vector<const char*>* whys) const;
+  // The model masks PlaceWithQuota tries in turn, why each comes before the next (by index;
+  // null: not said), and whether the last is tried only if every other is infeasible.
+  struct ModelOrder {
+    std::vector<ModelMask> masks;
+    std::vector<const char*> whys;
+    bool mixed_last = false;
+  };
+  ModelOrder MasksToTry(const JobRecord& j, const Compiled& c, ModelMask mine,
+                        const CycleState& cs) const;
   // Preemption in two passes: victims of a lower class (or displaced by a preemptive
   // ordering), else — when the job's tenant is within its guarantee of some models — capacity
   // other tenants borrowed of those models, with the job placed on them.
@@ -205,10 +210,9 @@ class Engine final : public EventSink {
   void StopVictim(JobRecord& v, const JobRecord& by, const std::string& cause, Millis grace,
                   std::vector<Placement> placements, CycleState& cs);
   // An agnostic job's model masks in the order the placer tries them (guaranteed, admitted,
-  // all); true when the last is for telling infeasible jobs apart only.
-  // `whys` gets why each mask comes before the next (for the explanations).
-  bool AgnosticMasks(const JobRecord& j, const Compiled& c, ModelMask mine,
-                     std::vector<ModelMask>* masks, std::vector<const char*>* whys) const;
+  // all), why each comes before the next (for the explanations), and whether the last is for
+  // telling infeasible jobs apart only.
+  ModelOrder AgnosticMasks(const JobRecord& j, const Compiled& c, ModelMask mine) const;
   // What the tenant's quota admits of the job now, on the models of `mask`.
   QuotaRoom QuotaRoomFor(const JobRecord& j, const Compiled& c, ModelMask mask) const;
   // Whether a cluster the job may use now has its device count free on `mask`; `freed`, when

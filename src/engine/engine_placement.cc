@@ -239,23 +239,26 @@ bool Engine::TryStart(JobRecord& j, CycleState& cs) {
   return false;
 }
 
-bool Engine::MasksToTry(const JobRecord& j, const Compiled& c, ModelMask mine, const CycleState& cs,
-                        std::vector<ModelMask>* masks, std::vector<const char*>* whys) const {
-  if (!ordering_.speed_aware() || c.by_speed.size() <= 1)
-    return AgnosticMasks(j, c, mine, masks, whys);
+Engine::ModelOrder Engine::MasksToTry(const JobRecord& j, const Compiled& c, ModelMask mine,
+                                      const CycleState& cs) const {
+  if (!ordering_.speed_aware() || c.by_speed.size() <= 1) return AgnosticMasks(j, c, mine);
+  ModelOrder order;
   for (uint16_t m : cs.contended ? ByAdvantage(c) : c.by_speed) {
     if ((mine >> m) & 1) {
-      masks->push_back(ModelMask{1} << m);
-      whys->push_back(cs.contended ? "each model is tried apart, where the job gains most first"
-                                   : "each model is tried apart, the job's fastest first");
+      order.masks.push_back(ModelMask{1} << m);
+      order.whys.push_back(cs.contended
+                               ? "each model is tried apart, where the job gains most first"
+                               : "each model is tried apart, the job's fastest first");
     }
   }
   // A gang larger than any one model's devices may still run across models, at the pace of
   // the slowest; one that fits a single model waits for it instead (tried only when every
   // single model is infeasible).
-  if (std::popcount(mine) <= 1) return false;
-  masks->push_back(mine);
-  return true;
+  if (std::popcount(mine) > 1) {
+    order.masks.push_back(mine);
+    order.mixed_last = true;
+  }
+  return order;
 }
 
 Engine::Admitted Engine::PlaceWithQuota(JobRecord& j, CycleState& cs, ModelMask only) {
@@ -267,10 +270,10 @@ Engine::Admitted Engine::PlaceWithQuota(JobRecord& j, CycleState& cs, ModelMask 
     j.detail = c.over_limit;
     return {};
   }
-  std::vector<ModelMask> masks;
-  std::vector<const char*> whys;  // why each mask is tried before the next (by index)
-  // The last mask is tried only when every other is infeasible.
-  const bool mixed_last = MasksToTry(j, c, mine, cs, &masks, &whys);
+  ModelOrder order = MasksToTry(j, c, mine, cs);
+  std::vector<ModelMask>& masks = order.masks;  // grows below: retries on fewer models
+  const std::vector<const char*>& whys = order.whys;
+  const bool mixed_last = order.mixed_last;
   PendingReason refused = PendingReason::kNone;
   const size_t last_resort = mixed_last ? masks.size() - 1 : masks.size();
   bool all_infeasible = true;
@@ -364,11 +367,14 @@ Engine::Admitted Engine::PlaceWithQuota(JobRecord& j, CycleState& cs, ModelMask 
 // before the placer keeps a job from landing on a model the lending pool then refuses while
 // the models it may use fill up. True when the last mask is to be tried only if every other
 // was infeasible.
-bool Engine::AgnosticMasks(const JobRecord& j, const Compiled& c, ModelMask mine,
-                           std::vector<ModelMask>* masks, std::vector<const char*>* whys) const {
+Engine::ModelOrder Engine::AgnosticMasks(const JobRecord& j, const Compiled& c,
+                                         ModelMask mine) const {
+  ModelOrder order;
+  std::vector<ModelMask>* masks = &order.masks;
+  std::vector<const char*>* whys = &order.whys;
   if (c.mask == 0 || std::popcount(mine) < 2) {
     masks->push_back(mine);
-    return false;
+    return order;
   }
   const QuotaRoom room = QuotaRoomFor(j, c, mine);
   ModelMask own = 0;
@@ -383,10 +389,11 @@ bool Engine::AgnosticMasks(const JobRecord& j, const Compiled& c, ModelMask mine
     masks->push_back(room.whole);
     whys->push_back("the models the quota admits the whole job on are tried first");
   }
-  if (room.whole == mine) return false;
+  if (room.whole == mine) return order;
   masks->push_back(mine);
   whys->push_back(nullptr);
-  return masks->size() > 1 && j.task_count == 1;
+  order.mixed_last = masks->size() > 1 && j.task_count == 1;
+  return order;
 }
 
 std::vector<Milli> Engine::PerModel(const std::vector<Placement>& placements) const {

@@ -97,7 +97,7 @@ Result<std::string> Daemon::AgentSync(const Caller& caller, const std::string& n
   if (caller.role == Role::kAgent && caller.node.empty()) {
     // An agent principal made before agents were bound to a node: it could act for any node.
     {
-      std::lock_guard<std::mutex> lock(logged_mu_);
+      MutexLock lock(logged_mu_);
       if (unbound_agents_logged_.insert(caller.name).second) {
         Log("warn", "agent refused: its principal is bound to no node",
             {{"principal", caller.name}, {"node", node}});

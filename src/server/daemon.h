@@ -37,6 +37,7 @@
 #include "backends/local/agent_hub.h"
 #include "backends/slurm/slurm_clusters.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/rng.h"
 #include "engine/core.h"
 #include "engine/engine.h"
@@ -401,8 +402,9 @@ class Daemon {
   std::unique_ptr<DurableStore> store_;
   const Clock& clock_;
   DaemonOptions options_;
-  mutable std::mutex logged_mu_;
-  std::set<std::string> unbound_agents_logged_;  // under logged_mu_: principals refused once
+  mutable Mutex logged_mu_;
+  // The principals refused once (each is logged once).
+  std::set<std::string> unbound_agents_logged_ GUARDED_BY(logged_mu_);
   Authenticator auth_;
   Metrics metrics_;
   StartTimes start_times_;
