@@ -13,12 +13,12 @@ namespace tessera {
 using json = nlohmann::ordered_json;
 
 void Daemon::EndRun(const RunOutcome& o, TimeMs now) {
-  if (o.job < 1 || o.job > static_cast<int64_t>(jobs_.size())) return;
-  const std::optional<JobId>& eid = engine_id_[o.job - 1];
+  if (!book_.contains(o.job)) return;
+  const std::optional<JobId>& eid = book_.engine_id(o.job);
   if (!eid) return;
   const JobRecord& rec = engine_->job(*eid);
   if (!rec.running() || rec.generation != o.generation ||
-      restart_base_[o.job - 1] + rec.restarts != o.run) {
+      book_.restart_base(o.job) + rec.restarts != o.run) {
     return;  // an older run's report
   }
   if (!o.succeeded) fail_detail_[o.job] = o.detail;
@@ -189,13 +189,12 @@ Result<json> Daemon::TaskLog(const Caller& caller, const std::string& ref,
   int32_t current = 0;
   {
     auto lock = LockView();
-    auto found = Resolve(caller, ref, tenant);
+    auto found = book_.Resolve(caller, ref, tenant);
     if (!found.ok()) return found.status();
     id = *found;
-    const StoredJob& row = jobs_[id - 1];
-    current = row.restarts;
-    if (const auto& eid = engine_id_[id - 1]) {
-      current = restart_base_[id - 1] + engine_->job(*eid).restarts;
+    current = book_.row(id).restarts;
+    if (const auto& eid = book_.engine_id(id)) {
+      current = book_.restart_base(id) + engine_->job(*eid).restarts;
     }
   }
   TaskKey key{id, run.value_or(current), task};

@@ -57,6 +57,7 @@ void AppendJsonString(std::string& out, std::string_view s) {
 Daemon::Daemon(std::shared_ptr<const Spec> spec, std::unique_ptr<DurableStore> store,
                const Clock& clock, DaemonOptions options)
     : store_(std::move(store)),
+      accounting_(*store_),
       clock_(clock),
       options_(std::move(options)),
       rng_(options_.seed),
@@ -270,7 +271,7 @@ bool Daemon::Inboxed(int64_t id) const {
 void Daemon::TakeArrivals() {
   for (Arrival& a : inbox_) {
     // Submitted when it was accepted: its wait counts from then.
-    Enqueue(a.id, std::move(a.job), jobs_[a.id - 1].submitted);
+    Enqueue(a.id, std::move(a.job), book_.row(a.id).submitted);
   }
   inbox_.clear();
 }
@@ -305,7 +306,7 @@ void Daemon::Poke() {
 }
 
 void Daemon::OnJob(const JobRecord& rec) {
-  if (rec.id.value() >= by_engine_.size()) return;  // Submit is still registering it
+  if (!book_.Knows(rec.id)) return;  // Submit is still registering it
   if (deferring_) {
     changes_.emplace_back(ChangeOf(rec));
     return;
@@ -327,8 +328,8 @@ Daemon::JobChange Daemon::ChangeOf(const JobRecord& rec) {
   c.kept_ms = rec.kept_ms;
   c.generation = rec.generation;
   // A run's placement is formatted once, when it starts (and off the engine's thread).
-  const int64_t id = by_engine_[rec.id.value()];
-  uint64_t& placed = placed_generation_[id - 1];
+  const int64_t id = book_.IdOf(rec.id);
+  uint64_t& placed = book_.placed_generation(id);
   // The row's detail: the record's detail while waiting, else where it runs (or ran), which
   // was handed over already when the run's placements were (a run's where is set at its start).
   if (c.waiting() || placed != rec.generation) {
@@ -345,8 +346,8 @@ Daemon::JobChange Daemon::ChangeOf(const JobRecord& rec) {
   }
   if (rec.placements.empty()) {
     c.placement = JobChange::Placement::kClear;
-    placed = kNoPlacement;
-  } else if (restoring_ && !jobs_[id - 1].placement.empty()) {
+    placed = JobBook::kNoPlacement;
+  } else if (restoring_ && !book_.row(id).placement.empty()) {
     placed = rec.generation;  // adopted where the stored placement says
   } else if (placed != rec.generation) {
     c.placement = JobChange::Placement::kFormat;
@@ -357,7 +358,7 @@ Daemon::JobChange Daemon::ChangeOf(const JobRecord& rec) {
 }
 
 void Daemon::ApplyJob(const JobChange& c) {
-  StoredJob& row = jobs_[by_engine_[c.job.value()] - 1];
+  StoredJob& row = book_.row(book_.IdOf(c.job));
   const bool was_waiting = row.state == "pending" || row.state == "admitted";
   row.state = std::string(JobStateName(c.state));
   const bool waiting = c.waiting();
@@ -373,12 +374,12 @@ void Daemon::ApplyJob(const JobChange& c) {
   }
   row.first_start = c.first_start;
   row.finished = c.finished;
-  row.restarts = restart_base_[row.id - 1] + c.restarts;
+  row.restarts = book_.restart_base(row.id) + c.restarts;
   if (c.placement == JobChange::Placement::kClear) row.placement.clear();
   if (c.placement == JobChange::Placement::kFormat) row.placement = PlacementJson(c.placements);
   row.run_start = c.running() ? std::optional<TimeMs>(c.last_start) : std::nullopt;
   row.kept_ms = c.kept_ms;
-  if (!c.running()) CloseCosts(row.id, c.finished.value_or(c.seen));
+  if (!c.running()) accounting_.Close(row.id, c.finished.value_or(c.seen));
   if (restoring_ && waiting && was_waiting) return;  // queued again: its row says it waits
   if (adopted) {
     // Its text and placement are as stored: the batch writes what changed (ApplyDecision adds
@@ -401,10 +402,7 @@ bool Daemon::ResumedStart(const DecisionChange& d, int64_t id) {
   run.decided = true;
   run.reason = d.reason;
   run.nodes = d.nodes;
-  for (const RunRate::Part& part : d.rate.parts) {
-    run.costs.push_back({++last_cost_, part.cluster, part.model, part.per_hour});
-    open_costs_[id].push_back(last_cost_);
-  }
+  accounting_.Reopen(id, d.rate, run.costs);
   return true;
 }
 
@@ -422,7 +420,7 @@ void Daemon::WriteResumed() {
 }
 
 void Daemon::OnDecision(Decision d) {
-  if (d.job.value() >= by_engine_.size()) return;
+  if (!book_.Knows(d.job)) return;
   DecisionChange c;
   c.time = d.time;
   c.kind = d.kind;
@@ -446,15 +444,16 @@ void Daemon::OnDecision(Decision d) {
 }
 
 void Daemon::ApplyDecision(const DecisionChange& d) {
-  const int64_t id = by_engine_[d.job.value()];
+  const int64_t id = book_.IdOf(d.job);
   metrics_.CountDecision(std::string(DecisionKindName(d.kind)));
   if (ResumedStart(d, id)) return;  // written with the restore's batch
-  if (d.kind == DecisionKind::kStart) OpenCosts(d, id);
+  if (d.kind == DecisionKind::kStart)
+    accounting_.Open(id, book_.row(id).tenant, d.time, d.rate, *spec_);
   if (d.kind == DecisionKind::kRequeue || d.kind == DecisionKind::kPreempt) {
     // A run stopped before its end: the work it threw away (since its last checkpoint), all
     // restarts of the job together, in device-seconds.
     json detail = {{"lost_device_seconds", std::round(d.lost_device_ms / 100.0) / 10.0},
-                   {"restarts", restart_base_[id - 1] + d.restarts}};
+                   {"restarts", book_.restart_base(id) + d.restarts}};
     store_->AppendDecision(
         {0, d.time, std::string(DecisionKindName(d.kind)), id, d.reason, detail.dump()});
     return;
@@ -548,8 +547,8 @@ std::vector<Gauge> Daemon::Gauges() const {
   auto lock = LockView();
   std::map<std::pair<std::string, std::string>, int64_t> queued;  // (class, tenant)
   std::map<std::string, int64_t> states;
-  for (const StoredJob& j : jobs_) {
-    if (j.reason == "store") continue;
+  for (const StoredJob& j : book_.rows()) {
+    if (JobBook::Hidden(j)) continue;
     ++states[j.state];
     if (j.state == "pending" || j.state == "admitted") ++queued[{j.job_class, j.tenant}];
   }
@@ -616,8 +615,7 @@ Daemon::Counts Daemon::counts() const {
   auto lock = LockView();
   // Accepted jobs the engine's thread has yet to take wait too.
   // Rows of submissions the store refused are placeholders nobody sees: not jobs.
-  return {engine_->pending_count() + inbox_.size(), engine_->running_count(),
-          jobs_.size() - hidden_rows_};
+  return {engine_->pending_count() + inbox_.size(), engine_->running_count(), book_.jobs()};
 }
 
 }  // namespace tessera

@@ -44,9 +44,11 @@
 #include "engine/services.h"
 #include "model/spec.h"
 #include "sched/fragmentation.h"
+#include "server/accounting.h"
 #include "server/auth.h"
 #include "server/backend_router.h"
 #include "server/emulated_backend.h"
+#include "server/job_book.h"
 #include "server/metrics.h"
 #include "store/durable_store.h"
 
@@ -75,15 +77,6 @@ struct DaemonOptions {
   std::function<void(const std::string& level, const std::string& msg,
                      const nlohmann::json& fields)>
       log;
-};
-
-struct JobFilter {
-  std::string tenant;  // a subtree; "" = all the caller may see
-  std::string state;   // "" = any; "active" = not finished
-  std::string job_class;
-  std::string name;
-  int64_t after = 0;  // the cursor: only jobs with lower ids (the last id of the previous page)
-  int limit = 100;
 };
 
 // A page of jobs, newest first.
@@ -267,7 +260,7 @@ class Daemon {
   // Under mu_: a job queued again on a new engine (restart, reload) that is a replica rejoins
   // its service; `orphans` collects replicas no service claims (cancelled afterwards).
   void Rejoin(JobId id, std::vector<JobId>& orphans);
-  // Under mu_: registers a new job row in the view and queues its insert; returns its id.
+  // Under mu_: registers a new job row in the book and queues its insert.
   std::shared_future<Status> AddRow(StoredJob& row);
   // Under mu_: the job of row `id` goes to the engine, submitted at `at`.
   JobId Enqueue(int64_t id, Job job, TimeMs at);
@@ -310,9 +303,6 @@ class Daemon {
   void RunCycle(bool hand_over);
   // Under mu_: asks the engine's thread for a pass (handling what is due, then a cycle).
   void Poke();
-  // Under mu_: the job a reference names for the caller.
-  Result<int64_t> Resolve(const Caller& caller, const std::string& ref,
-                          const std::string& tenant) const;
   // Under mu_: the job's row, with a waiting job's current reason from the engine.
   StoredJob View(int64_t id) const;
   // What the view and the store take of an engine's record, handed over by its hook.
@@ -367,10 +357,6 @@ class Daemon {
   std::string PlacementJson(const std::vector<Placement>& placements) const;
   // A stored run's placements (read by ParsePlacement) on this cell's node indices.
   Result<std::vector<Placement>> PlacementsOf(std::vector<StoredTask> tasks) const;
-  // Under mu_: a run of job `id` starts (decision `d`): its cost rows open; they close when
-  // the run ends.
-  void OpenCosts(const DecisionChange& d, int64_t id);
-  void CloseCosts(int64_t id, TimeMs end);
   // Under mu_.
   nlohmann::ordered_json NodeJson(const Caller& caller, uint32_t node) const;
   // Under mu_: a slurm cluster's node as its controller reports it (null otherwise).
@@ -400,6 +386,7 @@ class Daemon {
   void Log(const std::string& level, const std::string& msg, const nlohmann::json& fields) const;
 
   std::unique_ptr<DurableStore> store_;
+  Accounting accounting_;  // under mu_
   const Clock& clock_;
   DaemonOptions options_;
   mutable Mutex logged_mu_;
@@ -450,27 +437,14 @@ class Daemon {
   uint64_t taken_ticket_ = 0;        // under mu_: the last the engine's thread ran
   uint64_t done_ticket_ = 0;         // under mu_: the last whose pass's cycle is done
   std::condition_variable done_cv_;  // done_ticket_ or stopping_
-  std::vector<StoredJob> jobs_;      // by id - 1
-  size_t hidden_rows_ = 0;           // under mu_: rows of jobs_ the store refused (reason "store")
-  std::vector<int64_t> by_engine_;   // engine JobId -> store id
-  std::vector<std::optional<JobId>> engine_id_;  // by id - 1
-  std::vector<int32_t> restart_base_;            // by id - 1: restarts before this process
-  // By id - 1: the run generation whose placements the hooks last handed over to be
-  // formatted into row.placement (the engine's ids; reset by a reload, whose engine counts
-  // afresh).
-  std::vector<uint64_t> placed_generation_;
-  static constexpr uint64_t kNoPlacement = ~uint64_t{0};
-  std::unordered_map<std::string, std::vector<int64_t>> by_name_;
-  std::unordered_map<std::string, int64_t> by_idempotency_;  // IdempotencyKey(principal, key)
+  JobBook book_;                     // under mu_
   // Under mu_, while Restore runs: transitions of jobs that are only queued again are not
   // written back (their rows already say so), and an adopted run keeps its stored placement.
   bool restoring_ = false;
   // Under mu_, while Restore runs: the adopted runs, written as one batch when it ends.
   ResumedRuns resumed_;
-  std::map<std::string, NodeFlags> flags_;              // operators' holds, by node name
-  std::map<std::string, ServiceEntry> services_;        // by name
-  int64_t last_cost_ = 0;                               // the highest cost row id
-  std::map<int64_t, std::vector<int64_t>> open_costs_;  // job id -> cost rows of its run
+  std::map<std::string, NodeFlags> flags_;        // operators' holds, by node name
+  std::map<std::string, ServiceEntry> services_;  // by name
   bool deferring_ = false;  // under mu_: the engine's thread runs a cycle; hooks hand over
   std::vector<std::variant<JobChange, DecisionChange>> changes_;   // under mu_: not yet applied
   std::vector<std::variant<JobChange, DecisionChange>> applying_;  // under mu_: ApplyChanges'

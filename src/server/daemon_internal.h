@@ -9,16 +9,6 @@
 
 namespace tessera {
 
-// The index key of a submission's Idempotency-Key, which is scoped to its principal.
-inline std::string IdempotencyKey(const std::string& principal, const std::string& key) {
-  return principal + '\x1f' + key;
-}
-
-// Whether a stored job state is an end (succeeded, failed or cancelled).
-inline bool Terminal(const std::string& state) {
-  return state == "succeeded" || state == "failed" || state == "cancelled";
-}
-
 // The engine's Store port: every transition and decision goes to the view and the store.
 class Daemon::StorePort final : public Store {
  public:

@@ -174,8 +174,8 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<Durable
   d->backend_.SetSink(d->sink_.get());
   d->backends_ = std::make_unique<BackendRouter>(
       *d->agents_, d->backend_, [p = d.get()](const JobRecord& job) {
-        const int64_t id = p->by_engine_[job.id.value()];
-        return BackendRouter::RunKey{id, p->restart_base_[id - 1] + job.restarts};
+        const int64_t id = p->book_.IdOf(job.id);
+        return BackendRouter::RunKey{id, p->book_.restart_base(id) + job.restarts};
       });
   std::vector<SlurmClusterConfig> slurm;
   for (const Cluster& c : d->spec_->clusters) {
@@ -226,7 +226,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<Durable
     std::lock_guard<std::mutex> lock(d->mu_);
     // Runs open when the previous process ended ended with it.
     d->store_->EndOpenCosts(snap->last_seen);
-    d->last_cost_ = snap->last_cost;
+    d->accounting_.Resume(snap->last_cost);
     for (StoredService& v : snap->services) {
       std::string name = v.name;
       d->services_[name] = {std::move(v), "", true};
@@ -237,7 +237,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<Durable
   }
   d->start_times_.restore_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
-  d->start_times_.jobs = d->jobs_.size();
+  d->start_times_.jobs = d->book_.size();
   d->start_times_.active = d->engine_->active_count();
   d->view_ = std::thread([p = d.get()] { p->ViewLoop(); });
   d->loop_ = std::thread([p = d.get()] { p->Loop(); });
@@ -248,58 +248,22 @@ Status Daemon::Restore(StoreSnapshot& snap, ResolvedJobs& resolved) {
   const TimeMs now = clock_.Now();
   std::vector<JobId> orphans;
   restoring_ = true;
-  const size_t ids = snap.jobs.empty() ? 0 : static_cast<size_t>(snap.jobs.back().id);
-  restart_base_.reserve(ids);
   engine_->Reserve(static_cast<size_t>(std::count_if(
       snap.jobs.begin(), snap.jobs.end(), [](const StoredJob& j) { return !Terminal(j.state); })));
-  by_engine_.reserve(engine_->job_count() + snap.jobs.size());
+  book_.ReserveEngine(engine_->job_count() + snap.jobs.size());
   // The rows first (by id): then their name and key indexes are built on another core while
-  // this one rebuilds the engine (which writes none of the fields the indexes read). Ids without a
-  // gap (the rule: a gap is an insert that failed) hand the rows' vector over as it is, touching no
-  // memory again.
-  const bool dense = ids == snap.jobs.size();
-  if (dense) {
-    jobs_ = std::move(snap.jobs);
-  } else {
-    jobs_.reserve(ids);
-  }
-  const size_t rows = dense ? jobs_.size() : snap.jobs.size();
-  auto row_of = [&](size_t i) -> StoredJob& {
-    return dense ? jobs_[i] : jobs_[static_cast<size_t>(snap.jobs[i].id - 1)];
-  };
-  for (size_t i = 0; i < rows && !dense; ++i) {
-    StoredJob& stored = snap.jobs[i];
-    // A gap is a submission whose insert failed (never acknowledged): a hidden placeholder.
-    while (static_cast<int64_t>(jobs_.size()) + 1 < stored.id) {
-      StoredJob& gap = jobs_.emplace_back();
-      gap.id = static_cast<int64_t>(jobs_.size());
-      gap.state = "failed";
-      gap.reason = "store";
-      ++hidden_rows_;
-    }
-    jobs_.push_back(std::move(stored));
-  }
-  engine_id_.resize(jobs_.size());
-  placed_generation_.assign(jobs_.size(), kNoPlacement);
-  for (const StoredJob& row : jobs_)
-    restart_base_.push_back(row.restarts);  // the resolved forms were never loaded (ResolvedJobs)
-  std::thread indexes([this] {
-    by_name_.reserve(jobs_.size());
-    by_idempotency_.reserve(jobs_.size());
-    for (const StoredJob& row : jobs_) {
-      // Reads name, id, principal and key only: the engine's pass writes none of them.
-      if (row.name.empty()) continue;  // a gap
-      by_name_[row.name].push_back(row.id);
-      if (!row.idempotency_key.empty())
-        by_idempotency_[IdempotencyKey(row.principal, row.idempotency_key)] = row.id;
-    }
-  });
-  for (size_t i = 0; i < rows; ++i) {
-    StoredJob& row = row_of(i);
+  // this one rebuilds the engine (which writes none of the fields the indexes read).
+  book_.Load(std::move(snap.jobs));
+  std::thread indexes([this] { book_.IndexNames(); });
+  for (StoredJob& row : book_.rows()) {
+    if (JobBook::Hidden(row)) continue;  // a gap
     // Freed as soon as it is used: the engine's records of the next jobs take its memory
     // rather than fresh pages.
     Result<std::unique_ptr<RestoredJob>> taken = resolved.Take(row.id);
-    if (!taken.ok()) return taken.status();
+    if (!taken.ok()) {
+      indexes.join();
+      return taken.status();
+    }
     if (*taken != nullptr) RestoreRow(row, **taken, now, snap.last_seen, orphans);  // else ended
   }
   indexes.join();
@@ -349,7 +313,7 @@ void Daemon::RestoreRow(StoredJob& row, RestoredJob& restored, TimeMs now, TimeM
       adopted = engine_->Adopt(id, std::move(*placements), row.first_start.value_or(started), kept);
     }
     if (!adopted.ok()) {
-      ++restart_base_[row.id - 1];
+      ++book_.restart_base(row.id);
       json note = {{"note", "the run could not be resumed where it was: " + adopted.message()}};
       store_->AppendDecision({0, now, "requeue", row.id, "daemon-restart", note.dump()});
     }

@@ -96,8 +96,9 @@ json Daemon::NodeJson(const Caller& caller, uint32_t n) const {
   json jobs = json::array();
   std::set<uint32_t> seen;
   for (const TaskRef& t : cell.tasks_on(n)) {
-    if (!seen.insert(t.job.value()).second || t.job.value() >= by_engine_.size()) continue;
-    const StoredJob& j = jobs_[by_engine_[t.job.value()] - 1];
+    if (!seen.insert(t.job.value()).second || !book_.Knows(t.job) || book_.IdOf(t.job) == 0)
+      continue;
+    const StoredJob& j = book_.row(book_.IdOf(t.job));
     if (caller.MaySee(j.tenant)) jobs.push_back({{"id", j.id}, {"name", j.name}});
   }
   bool draining = flags_.count(cell.node_name(n)) && flags_.at(cell.node_name(n)).draining;

@@ -46,24 +46,23 @@ Result<Daemon::ReloadCounts> Daemon::SwapEngine(std::shared_ptr<const Spec> spec
   DriveServices();
   const ResolvedJobReader reader(*spec);
   const TimeMs now = clock_.Now();
-  by_engine_.clear();
-  std::fill(placed_generation_.begin(), placed_generation_.end(), kNoPlacement);
+  book_.ForgetEngine();
   ReloadCounts counts;
   std::vector<JobId> orphans;
-  for (StoredJob& row : jobs_) {
-    std::optional<JobId>& eid = engine_id_[row.id - 1];
+  for (StoredJob& row : book_.rows()) {
+    const std::optional<JobId> eid = book_.engine_id(row.id);
     if (!eid) continue;
     const JobRecord& rec = was.job(*eid);
-    eid.reset();
+    book_.Unbind(row.id);
     if (IsTerminal(rec.state)) continue;
-    restart_base_[row.id - 1] += rec.restarts;  // the new engine counts from 0
+    book_.restart_base(row.id) += rec.restarts;  // the new engine counts from 0
     Result<Job> job = reader.Read(ResolvedJobJson(was_spec, rec.job).dump());
     if (!job.ok()) {
       row.state = "failed";
       row.reason = "invalid";
       row.detail = "no longer valid after the reload: " + job.status().message();
       row.finished = now;
-      CloseCosts(row.id, now);
+      accounting_.Close(row.id, now);
       store_->UpdateJob(JobUpdate::Of(row));
       ++counts.failed;
       continue;
@@ -94,9 +93,9 @@ Result<Daemon::ReloadCounts> Daemon::SwapEngine(std::shared_ptr<const Spec> spec
     if (adopted.ok()) {
       ++counts.resumed;
     } else {
-      agents_->Stop(row.id, restart_base_[row.id - 1], 0);  // an agent's task of the old run
-      ++restart_base_[row.id - 1];
-      CloseCosts(row.id, now);
+      agents_->Stop(row.id, book_.restart_base(row.id), 0);  // an agent's task of the old run
+      ++book_.restart_base(row.id);
+      accounting_.Close(row.id, now);
       json note = {{"note", "the run could not go on where it was: " + adopted.message()}};
       store_->AppendDecision({0, now, "requeue", row.id, "reload", note.dump()});
       ++counts.requeued;

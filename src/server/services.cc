@@ -85,7 +85,7 @@ json Daemon::ServiceJson(const ServiceEntry& e) const {
   json jobs = json::array();
   if (st) {
     for (JobId id : st->replicas)
-      if (id.value() < by_engine_.size()) jobs.push_back(by_engine_[id.value()]);
+      if (book_.Knows(id)) jobs.push_back(book_.IdOf(id));
   }
   out["replica_jobs"] = jobs;
   out["load"] = {{"rps", st ? std::round(st->rps * 1000) / 1000 : 0.0},
