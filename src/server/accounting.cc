@@ -46,16 +46,17 @@ std::vector<int64_t> Accounting::open(int64_t job) const {
   return it == open_.end() ? std::vector<int64_t>() : it->second;
 }
 
-Result<json> Accounting::Spending(const Caller& caller, const std::string& by, TimeMs since,
-                                  TimeMs until, TimeMs now, const std::string& currency) const {
+Result<json> Accounting::Spending(DurableStore& store, const Caller& caller, const std::string& by,
+                                  TimeMs since, TimeMs until, TimeMs now,
+                                  const std::string& currency) {
   static const std::vector<std::string> kBy = {"tenant", "project", "cluster", "model"};
   if (std::find(kBy.begin(), kBy.end(), by) == kBy.end()) {
     return InvalidArgument("\"by\" must be tenant, project, cluster or model, not \"" + by + "\"");
   }
   if (since >= until) return InvalidArgument("the period is empty: since must be before until");
   // Open rows are committed as the writer gets to them; read after everything queued.
-  if (Status s = store_.Flush().get(); !s.ok()) return s;
-  auto rows = store_.QueryCosts(since, until, now);
+  if (Status s = store.Flush().get(); !s.ok()) return s;
+  auto rows = store.QueryCosts(since, until, now);
   if (!rows.ok()) return rows.status();
   std::map<std::string, double> totals;
   double total = 0;

@@ -2,8 +2,7 @@
 // of a run, opened at its start at the part's rate and closed at its end; and spending over a
 // period, summed from those rows (a row still open counts until now).
 //
-// Not thread-safe: the daemon guards it with its mutex (daemon.h). Spending reads only the
-// store and may be called without it.
+// Not thread-safe: the daemon guards it with its mutex (daemon.h).
 #pragma once
 
 #include <cstdint>
@@ -41,11 +40,12 @@ class Accounting {
   std::vector<int64_t> open(int64_t job) const;
 
   // Spending within [since, until) by "tenant" (organisation), "project" (tenant path),
-  // "cluster" or "model", of the tenants the caller may see; open rows count until `now`.
-  // {by, since_ms, until_ms, currency, total, items: [{<by>, amount}]}, amounts to 1e-4.
-  Result<nlohmann::ordered_json> Spending(const Caller& caller, const std::string& by, TimeMs since,
-                                          TimeMs until, TimeMs now,
-                                          const std::string& currency) const;
+  // "cluster" or "model", of the tenants the caller may see, from the rows in `store`; open
+  // rows count until `now`. {by, since_ms, until_ms, currency, total, items: [{<by>, amount}]},
+  // amounts to 1e-4. It reads the store only (no Accounting, nor its lock).
+  static Result<nlohmann::ordered_json> Spending(DurableStore& store, const Caller& caller,
+                                                 const std::string& by, TimeMs since, TimeMs until,
+                                                 TimeMs now, const std::string& currency);
 
  private:
   DurableStore& store_;

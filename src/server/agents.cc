@@ -130,7 +130,7 @@ Result<std::string> Daemon::AgentSync(const Caller& caller, const std::string& n
     if (Status s = store_->Flush().get(); !s.ok()) return s;
   }
   {
-    auto lock = LockView();
+    ViewLock lock(*this);
     auto it = core_->node_index.find(node);
     if (it != core_->node_index.end()) {
       if (report->replaced) engine_->NodeLost(it->second, now);  // its runs died with the agent
@@ -188,7 +188,7 @@ Result<json> Daemon::TaskLog(const Caller& caller, const std::string& ref,
   int64_t id = 0;
   int32_t current = 0;
   {
-    auto lock = LockView();
+    ViewLock lock(*this);
     auto found = book_.Resolve(caller, ref, tenant);
     if (!found.ok()) return found.status();
     id = *found;

@@ -133,7 +133,7 @@ std::shared_ptr<const Spec> Daemon::spec() const {
 Daemon::~Daemon() {
   store_->SetHealthLog(nullptr);  // the log goes before the store's last batch
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -141,7 +141,7 @@ Daemon::~Daemon() {
   agents_->Shutdown();
   if (loop_.joinable()) loop_.join();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     view_stopping_ = true;  // after what the last cycles handed over
   }
   view_cv_.notify_all();
@@ -160,7 +160,7 @@ Daemon::~Daemon() {
 // loop drives the new one.
 class Daemon::EnginePace final : public Pace {
  public:
-  EnginePace(Daemon& d, std::unique_lock<std::mutex>& lock)
+  EnginePace(Daemon& d, MutexLock& lock)
       : d_(d),
         lock_(lock),
         interval_(d.options_.cycle_interval),
@@ -172,17 +172,23 @@ class Daemon::EnginePace final : public Pace {
     first_ = true;
   }
 
+  // Drive calls both on the engine's thread, which holds mu_ (Loop).
   bool Await(std::optional<TimeMs> next) override {
+    d_.mu_.AssertHeld();
     if (d_.engine_ != driving_) return false;  // a reload: the loop drives the new engine
     if (!first_) {
       auto deadline = std::chrono::system_clock::time_point(
           std::chrono::milliseconds(next.value_or(d_.clock_.Now() + 1000)));
-      d_.cv_.wait_until(lock_, deadline, [&] { return d_.stopping_ || d_.poked_; });
+      while (!d_.stopping_ && !d_.poked_) {
+        if (d_.cv_.wait_until(lock_, deadline) == std::cv_status::timeout) break;
+      }
     }
     first_ = false;
     if (d_.stopping_ || d_.engine_ != driving_) return false;
     if (interval_.count() > 0) {
-      d_.cv_.wait_until(lock_, last_cycle_ + interval_, [&] { return d_.stopping_; });
+      while (!d_.stopping_) {
+        if (d_.cv_.wait_until(lock_, last_cycle_ + interval_) == std::cv_status::timeout) break;
+      }
       if (d_.stopping_ || d_.engine_ != driving_) return false;
       last_cycle_ = std::chrono::steady_clock::now();
     }
@@ -191,6 +197,7 @@ class Daemon::EnginePace final : public Pace {
   }
 
   void Run(Engine&) override {
+    d_.mu_.AssertHeld();
     d_.RunCycle(/*hand_over=*/true);
     // What API calls posted for this pass is done: their callers may answer.
     if (d_.done_ticket_ != d_.taken_ticket_) {
@@ -205,7 +212,7 @@ class Daemon::EnginePace final : public Pace {
 
  private:
   Daemon& d_;
-  std::unique_lock<std::mutex>& lock_;
+  MutexLock& lock_;
   const std::chrono::milliseconds interval_;
   std::chrono::steady_clock::time_point last_cycle_;
   const Engine* driving_ = nullptr;
@@ -215,27 +222,27 @@ class Daemon::EnginePace final : public Pace {
 
 void Daemon::Loop() {
   pthread_setname_np(pthread_self(), "engine");  // as ps and top show it
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   // The agents' silence and Slurm's reports, checked every pass and at least every second.
   SourceOf backends([&] { return std::optional<TimeMs>(clock_.Now() + 1000); },
-                    [&](TimeMs now) {
+                    [&](TimeMs now) REQUIRES(mu_) {
                       CheckAgents(now);
                       ApplySlurm(now);
                     });
   // Submissions the API accepted, waiting in the inbox (a poke says there are some), then the
   // work API calls posted (a cancel of one of them finds it in the engine).
   SourceOf arrivals([] { return std::optional<TimeMs>(); },
-                    [&](TimeMs) {
+                    [&](TimeMs) REQUIRES(mu_) {
                       spent_.clear();  // their memory back to this thread's allocator cache
                       TakeArrivals();
                       TakePosted();
                     });
   SourceOf services(
-      [&] {
+      [&]() REQUIRES(mu_) {
         const ServiceDriver& d = *core_->services;
         return d.active() ? std::optional<TimeMs>(d.next_time()) : std::nullopt;
       },
-      [&](TimeMs now) { StepServices(now); });
+      [&](TimeMs now) REQUIRES(mu_) { StepServices(now); });
   DriveSource* const sources[] = {&backends, &arrivals, &services};
   EnginePace pace(*this, lock);
   while (!stopping_) {
@@ -256,11 +263,12 @@ void Daemon::TakePosted() {
   posted_.clear();
 }
 
-bool Daemon::OnEngineThread(std::unique_lock<std::mutex>& lock, std::function<void()> work) {
+bool Daemon::OnEngineThread(ViewLock& lock, std::function<void()> work) {
   const uint64_t ticket = ++posted_ticket_;
   posted_.push_back({std::move(work), ticket});
   Poke();
-  done_cv_.wait(lock, [&] { return done_ticket_ >= ticket || stopping_; });
+  while (done_ticket_ < ticket && !stopping_)
+    done_cv_.wait(lock);
   return done_ticket_ >= ticket;
 }
 
@@ -493,19 +501,34 @@ Status Daemon::StoreFails(const std::string& what) const {
   return Unavailable(what + ": the store's writes fail; it is retried, see the log and /readyz");
 }
 
-std::unique_lock<std::mutex> Daemon::LockView() const {
-  std::unique_lock<std::mutex> lock(mu_);
+// The lock's own implementation, which the analysis takes on trust.
+Daemon::ViewLock::ViewLock(const Daemon& d) NO_THREAD_SAFETY_ANALYSIS : mu_(d.mu_) {
+  mu_.lock();
   // Catching up is no change of the caller's: the view takes what the engine's thread handed
   // over (the daemon is never a const object; the readers' methods are const).
-  const_cast<Daemon*>(this)->ApplyChanges();
-  return lock;
+  const_cast<Daemon&>(d).ApplyChanges();
+}
+
+Daemon::ViewLock::~ViewLock() NO_THREAD_SAFETY_ANALYSIS {
+  if (held_) mu_.unlock();
+}
+
+void Daemon::ViewLock::lock() NO_THREAD_SAFETY_ANALYSIS {
+  mu_.lock();
+  held_ = true;
+}
+
+void Daemon::ViewLock::unlock() NO_THREAD_SAFETY_ANALYSIS {
+  held_ = false;
+  mu_.unlock();
 }
 
 void Daemon::ViewLoop() {
   pthread_setname_np(pthread_self(), "view");  // as ps and top show it
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
-    view_cv_.wait(lock, [&] { return view_stopping_ || !changes_.empty(); });
+    while (!view_stopping_ && changes_.empty())
+      view_cv_.wait(lock);
     ApplyChanges();
     if (view_stopping_) return;
   }
@@ -544,7 +567,7 @@ std::string Daemon::PlacementJson(const std::vector<Placement>& placements) cons
 }
 
 std::vector<Gauge> Daemon::Gauges() const {
-  auto lock = LockView();
+  ViewLock lock(*this);
   std::map<std::pair<std::string, std::string>, int64_t> queued;  // (class, tenant)
   std::map<std::string, int64_t> states;
   for (const StoredJob& j : book_.rows()) {
@@ -612,7 +635,7 @@ std::vector<Gauge> Daemon::Gauges() const {
 }
 
 Daemon::Counts Daemon::counts() const {
-  auto lock = LockView();
+  ViewLock lock(*this);
   // Accepted jobs the engine's thread has yet to take wait too.
   // Rows of submissions the store refused are placeholders nobody sees: not jobs.
   return {engine_->pending_count() + inbox_.size(), engine_->running_count(), book_.jobs()};

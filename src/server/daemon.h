@@ -19,7 +19,6 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
@@ -242,47 +241,46 @@ class Daemon {
   Daemon(std::shared_ptr<const Spec> spec, std::unique_ptr<DurableStore> store, const Clock& clock,
          DaemonOptions options);
   Result<std::unique_ptr<Core>> MakeCore(std::shared_ptr<const Spec> spec);
-  // Under mu_: makes `core` the one in force (the engine, the backend's and the store's view).
-  void Install(std::unique_ptr<Core> core);
-  // Under mu_: the operators' holds on nodes, applied to the engine in force.
-  void ApplyFlags();
-  // Under mu_: every stored service taken on by the driver in force (parsed against the
+  // Makes `core` the one in force (the engine, the backend's and the store's view).
+  void Install(std::unique_ptr<Core> core) REQUIRES(mu_);
+  // The operators' holds on nodes, applied to the engine in force.
+  void ApplyFlags() REQUIRES(mu_);
+  // Every stored service taken on by the driver in force (parsed against the
   // configuration in force; one it no longer admits keeps its error).
-  void DriveServices();
+  void DriveServices() REQUIRES(mu_);
   // What a reload did to the jobs.
   struct ReloadCounts {
     int64_t resumed = 0, requeued = 0, queued = 0, failed = 0;
   };
-  // On the engine's thread, under mu_: a new engine on `spec` in place of the one in force,
+  // On the engine's thread: a new engine on `spec` in place of the one in force,
   // with every job moved onto it (a running one goes on where it is, when it can); the old
   // core is retired_ until the drive of its engine ends.
-  Result<ReloadCounts> SwapEngine(std::shared_ptr<const Spec> spec);
-  // Under mu_: a job queued again on a new engine (restart, reload) that is a replica rejoins
+  Result<ReloadCounts> SwapEngine(std::shared_ptr<const Spec> spec) REQUIRES(mu_);
+  // A job queued again on a new engine (restart, reload) that is a replica rejoins
   // its service; `orphans` collects replicas no service claims (cancelled afterwards).
-  void Rejoin(JobId id, std::vector<JobId>& orphans);
-  // Under mu_: registers a new job row in the book and queues its insert.
-  std::shared_future<Status> AddRow(StoredJob& row);
-  // Under mu_: the job of row `id` goes to the engine, submitted at `at`.
-  JobId Enqueue(int64_t id, Job job, TimeMs at);
-  // Under mu_: the accepted submissions waiting in inbox_ go to the engine. The engine's own
+  void Rejoin(JobId id, std::vector<JobId>& orphans) REQUIRES(mu_);
+  // Registers a new job row in the book and queues its insert.
+  std::shared_future<Status> AddRow(StoredJob& row) REQUIRES(mu_);
+  // The job of row `id` goes to the engine, submitted at `at`.
+  JobId Enqueue(int64_t id, Job job, TimeMs at) REQUIRES(mu_);
+  // The accepted submissions waiting in inbox_ go to the engine. The engine's own
   // thread takes them before each pass, so that its state is written by the thread that reads
   // it (an API worker's writes of it cost the cycle the cache misses of another core); callers
   // that read or change the engine for a job take them first.
-  void TakeArrivals();
-  // Under mu_: a replica the service driver asks for, stored as a job of the service's tenant.
-  std::optional<JobId> SubmitReplica(Job job, TimeMs now);
-  // Under mu_.
-  nlohmann::ordered_json ServiceJson(const ServiceEntry& e) const;
+  void TakeArrivals() REQUIRES(mu_);
+  // A replica the service driver asks for, stored as a job of the service's tenant.
+  std::optional<JobId> SubmitReplica(Job job, TimeMs now) REQUIRES(mu_);
+  nlohmann::ordered_json ServiceJson(const ServiceEntry& e) const REQUIRES(mu_);
   ReplicaHost& replica_host();
   // Takes the snapshot's job rows (moved into the view); `read` holds, by row, what the
   // workers read of the rows that had not ended (nullopt for the others).
   // `resolved`: the resolved job and run of each job that has not ended.
-  Status Restore(StoreSnapshot& snap, ResolvedJobs& resolved);
+  Status Restore(StoreSnapshot& snap, ResolvedJobs& resolved) REQUIRES(mu_);
   // One row of Restore that had not ended: queued again from its resolved form (or its
   // submission, checked again), its run resumed where it was when it can be (its progress
   // counted until `last_seen`); a row the configuration no longer admits fails.
   void RestoreRow(StoredJob& row, RestoredJob& restored, TimeMs now, TimeMs last_seen,
-                  std::vector<JobId>& orphans);
+                  std::vector<JobId>& orphans) REQUIRES(mu_);
   // The engine's thread: drives the engine (engine/drive.h) at the system clock's pace.
   class EnginePace;
   void Loop();
@@ -290,21 +288,22 @@ class Daemon {
   // cycle, and returns once both are done (true) or the daemon stops (false); `lock` (on mu_)
   // is released while it waits. The API's threads change the engine only so, or by posting
   // events: the engine's thread alone runs it.
-  bool OnEngineThread(std::unique_lock<std::mutex>& lock, std::function<void()> work);
-  // Under mu_, on the engine's thread: runs what OnEngineThread posted.
-  void TakePosted();
+  class ViewLock;
+  bool OnEngineThread(ViewLock& lock, std::function<void()> work) REQUIRES(mu_);
+  // On the engine's thread: runs what OnEngineThread posted.
+  void TakePosted() REQUIRES(mu_);
   // Whether row `id`'s submission waits in inbox_ (the engine's next pass takes it).
-  bool Inboxed(int64_t id) const;
-  // Under mu_: the services' autoscaling step, if due at `now`.
-  void StepServices(TimeMs now);
-  // Under mu_: handles what is due and schedules, timing the cycle. With `hand_over` (the
+  bool Inboxed(int64_t id) const REQUIRES(mu_);
+  // The services' autoscaling step, if due at `now`.
+  void StepServices(TimeMs now) REQUIRES(mu_);
+  // Handles what is due and schedules, timing the cycle. With `hand_over` (the
   // engine's own thread), what the cycle changes goes to the view's thread; otherwise (an API
   // call that schedules at once) it is applied before this returns.
-  void RunCycle(bool hand_over);
-  // Under mu_: asks the engine's thread for a pass (handling what is due, then a cycle).
-  void Poke();
-  // Under mu_: the job's row, with a waiting job's current reason from the engine.
-  StoredJob View(int64_t id) const;
+  void RunCycle(bool hand_over) REQUIRES(mu_);
+  // Asks the engine's thread for a pass (handling what is due, then a cycle).
+  void Poke() REQUIRES(mu_);
+  // The job's row, with a waiting job's current reason from the engine.
+  StoredJob View(int64_t id) const REQUIRES(mu_);
   // What the view and the store take of an engine's record, handed over by its hook.
   struct JobChange {
     JobId job;
@@ -334,59 +333,72 @@ class Daemon {
     int32_t restarts = 0;       // and its restarts in this process
     RunRate rate;               // kStart: what the run costs
   };
-  // Under mu_: the engine's record changed (its store port). During a cycle the change is
+  // The engine's record changed (its store port). During a cycle the change is
   // handed to the view's thread; otherwise what is pending is applied, then the change.
-  void OnJob(const JobRecord& rec);
-  void OnDecision(Decision d);
-  // Under mu_.
-  JobChange ChangeOf(const JobRecord& rec);
-  // Under mu_, while Restore runs: the start of a run it adopted (ApplyJob listed it) joins
+  void OnJob(const JobRecord& rec) REQUIRES(mu_);
+  void OnDecision(Decision d) REQUIRES(mu_);
+  JobChange ChangeOf(const JobRecord& rec) REQUIRES(mu_);
+  // While Restore runs: the start of a run it adopted (ApplyJob listed it) joins
   // resumed_ with its costs; false for any other decision.
-  bool ResumedStart(const DecisionChange& d, int64_t id);
-  // Under mu_: writes resumed_ (the end of Restore).
-  void WriteResumed();
-  void ApplyJob(const JobChange& c);
-  void ApplyDecision(const DecisionChange& c);
-  // Under mu_: applies the changes the last cycles handed over, in order.
-  void ApplyChanges();
-  // mu_, locked, with the view up to date.
-  std::unique_lock<std::mutex> LockView() const;
+  bool ResumedStart(const DecisionChange& d, int64_t id) REQUIRES(mu_);
+  // Writes resumed_ (the end of Restore).
+  void WriteResumed() REQUIRES(mu_);
+  void ApplyJob(const JobChange& c) REQUIRES(mu_);
+  void ApplyDecision(const DecisionChange& c) REQUIRES(mu_);
+  // Applies the changes the last cycles handed over, in order.
+  void ApplyChanges() REQUIRES(mu_);
+  // mu_ for a scope, with the view first brought up to date (ApplyChanges): what every API
+  // call that reads or changes the view takes. A CondVar may wait on it.
+  class SCOPED_CAPABILITY ViewLock {
+   public:
+    explicit ViewLock(const Daemon& d) ACQUIRE(d.mu_);
+    ~ViewLock() RELEASE();
+    ViewLock(const ViewLock&) = delete;
+    ViewLock& operator=(const ViewLock&) = delete;
+    void lock() ACQUIRE();
+    void unlock() RELEASE();
+
+   private:
+    Mutex& mu_;
+    bool held_ = true;
+  };
   // 503 for a change refused while the store's writes fail (`what`: "the reload is not applied").
   Status StoreFails(const std::string& what) const;
   void ViewLoop();
-  std::string PlacementJson(const std::vector<Placement>& placements) const;
+  std::string PlacementJson(const std::vector<Placement>& placements) const REQUIRES(mu_);
   // A stored run's placements (read by ParsePlacement) on this cell's node indices.
-  Result<std::vector<Placement>> PlacementsOf(std::vector<StoredTask> tasks) const;
-  // Under mu_.
-  nlohmann::ordered_json NodeJson(const Caller& caller, uint32_t node) const;
-  // Under mu_: a slurm cluster's node as its controller reports it (null otherwise).
-  nlohmann::ordered_json SlurmNodeJson(uint32_t node) const;
-  // Under mu_: whether the configuration cordons the node (then the engine sees it down).
-  bool CordonedInConfig(uint32_t node) const;
-  // Under mu_: why a node is down, as " (…)", or "" when nothing more is known.
-  std::string DownReason(uint32_t node) const;
-  // Under mu_: a run ended as its agents or its Slurm job said (ignored when it is not the
+  Result<std::vector<Placement>> PlacementsOf(std::vector<StoredTask> tasks) const REQUIRES(mu_);
+  nlohmann::ordered_json NodeJson(const Caller& caller, uint32_t node) const REQUIRES(mu_);
+  // A slurm cluster's node as its controller reports it (null otherwise).
+  nlohmann::ordered_json SlurmNodeJson(uint32_t node) const REQUIRES(mu_);
+  // Whether the configuration cordons the node (then the engine sees it down).
+  bool CordonedInConfig(uint32_t node) const REQUIRES(mu_);
+  // Why a node is down, as " (…)", or "" when nothing more is known.
+  std::string DownReason(uint32_t node) const REQUIRES(mu_);
+  // A run ended as its agents or its Slurm job said (ignored when it is not the
   // job's current run).
-  void EndRun(const RunOutcome& o, TimeMs now);
-  // Under mu_: what the Slurm clusters reported: runs ended, nodes down or up, controllers
+  void EndRun(const RunOutcome& o, TimeMs now) REQUIRES(mu_);
+  // What the Slurm clusters reported: runs ended, nodes down or up, controllers
   // unreachable (their nodes take no new work; what runs there goes on) or back.
-  void ApplySlurm(TimeMs now);
-  // Under mu_: the nodes of `local` clusters are the agents'; one without a live agent is out
+  void ApplySlurm(TimeMs now) REQUIRES(mu_);
+  // The nodes of `local` clusters are the agents'; one without a live agent is out
   // of service (or, with runs on it after a restart, given lost_after for its agent to return).
-  void ApplyAgents();
-  // Under mu_: nodes whose agents went silent are lost (their runs are requeued).
-  void CheckAgents(TimeMs now);
-  // Under mu_: a node's GPU utilization (from its agent) for the runs on it: what idle-reclaim
+  void ApplyAgents() REQUIRES(mu_);
+  // Nodes whose agents went silent are lost (their runs are requeued).
+  void CheckAgents(TimeMs now) REQUIRES(mu_);
+  // A node's GPU utilization (from its agent) for the runs on it: what idle-reclaim
   // rules judge.
-  void ReportUtilization(uint32_t node, const AgentTelemetry& telemetry, TimeMs now);
-  // Under mu_: the agents' telemetry and the Slurm controllers' reachability, for /metrics.
-  std::vector<Gauge> AgentGauges() const;
+  void ReportUtilization(uint32_t node, const AgentTelemetry& telemetry, TimeMs now) REQUIRES(mu_);
+  // The agents' telemetry and the Slurm controllers' reachability, for /metrics.
+  std::vector<Gauge> AgentGauges() const REQUIRES(mu_);
 
   // A log line through DaemonOptions::log.
   void Log(const std::string& level, const std::string& msg, const nlohmann::json& fields) const;
 
   std::unique_ptr<DurableStore> store_;
-  Accounting accounting_;  // under mu_
+  // Guards the engine and the view: every field marked so, and every method that REQUIRES it.
+  mutable Mutex mu_;
+  Accounting accounting_ GUARDED_BY(mu_);
   const Clock& clock_;
   DaemonOptions options_;
   mutable Mutex logged_mu_;
@@ -399,62 +411,62 @@ class Daemon {
   SeededRng rng_;
   EmulatedBackend backend_;
   std::unique_ptr<AgentHub> agents_;
-  std::unique_ptr<BackendRouter> backends_;     // routes runs to backend_, agents_ or slurm_
-  std::map<int64_t, std::string> fail_detail_;  // under mu_: why a run failed, as agents said
-  std::unique_ptr<SlurmClusters> slurm_;        // null without slurm clusters
-  std::set<std::string> unreachable_;           // under mu_: slurm clusters out of touch
+  std::unique_ptr<BackendRouter> backends_;  // routes runs to backend_, agents_ or slurm_
+  std::map<int64_t, std::string> fail_detail_ GUARDED_BY(mu_);  // why a run failed, as agents said
+  std::unique_ptr<SlurmClusters> slurm_;                        // null without slurm clusters
+  std::set<std::string> unreachable_ GUARDED_BY(mu_);           // slurm clusters out of touch
   struct RunUtilization {
     uint64_t generation = 0;
     std::map<uint32_t, double> by_node;  // node -> busy share of the run's devices there
   };
-  std::unordered_map<uint32_t, RunUtilization> utilization_;  // under mu_: by engine job id
+  std::unordered_map<uint32_t, RunUtilization> utilization_ GUARDED_BY(mu_);  // by engine job id
   std::unique_ptr<StorePort> port_;
   std::unique_ptr<Sink> sink_;
   std::unique_ptr<Replicas> replicas_;
-  std::unique_ptr<Core> core_;        // under mu_; spec_ and engine_ are its parts
-  std::unique_ptr<Core> retired_;     // under mu_: the core a reload replaced, while driven
-  std::shared_ptr<const Spec> spec_;  // under mu_ or spec_mu_ (writers hold both)
-  Engine* engine_ = nullptr;
+  std::unique_ptr<Core> core_ GUARDED_BY(mu_);     // spec_ and engine_ are its parts
+  std::unique_ptr<Core> retired_ GUARDED_BY(mu_);  // the core a reload replaced, while driven
+  std::shared_ptr<const Spec> spec_;               // under mu_ or spec_mu_ (writers hold both)
+  Engine* engine_ GUARDED_BY(mu_) = nullptr;
   mutable std::mutex spec_mu_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool poked_ = false;
-  bool stopping_ = false;
+  CondVar cv_;
+  bool poked_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
   struct Arrival {
     int64_t id;  // the job's row
     Job job;     // parsed against spec_
   };
-  std::vector<Arrival> inbox_;  // accepted, not yet in the engine
+  std::vector<Arrival> inbox_ GUARDED_BY(mu_);  // accepted, not yet in the engine
   // Work API threads posted for the engine's thread (OnEngineThread), each with its ticket;
   // tickets are handed out in order, and done_ticket_ is the last whose pass has ended.
   struct Posted {
     std::function<void()> work;
     uint64_t ticket = 0;
   };
-  std::deque<Posted> posted_;        // under mu_
-  uint64_t posted_ticket_ = 0;       // under mu_: the last handed out
-  uint64_t taken_ticket_ = 0;        // under mu_: the last the engine's thread ran
-  uint64_t done_ticket_ = 0;         // under mu_: the last whose pass's cycle is done
-  std::condition_variable done_cv_;  // done_ticket_ or stopping_
-  JobBook book_;                     // under mu_
-  // Under mu_, while Restore runs: transitions of jobs that are only queued again are not
-  // written back (their rows already say so), and an adopted run keeps its stored placement.
-  bool restoring_ = false;
-  // Under mu_, while Restore runs: the adopted runs, written as one batch when it ends.
-  ResumedRuns resumed_;
-  std::map<std::string, NodeFlags> flags_;        // operators' holds, by node name
-  std::map<std::string, ServiceEntry> services_;  // by name
-  bool deferring_ = false;  // under mu_: the engine's thread runs a cycle; hooks hand over
-  std::vector<std::variant<JobChange, DecisionChange>> changes_;   // under mu_: not yet applied
-  std::vector<std::variant<JobChange, DecisionChange>> applying_;  // under mu_: ApplyChanges'
-  // Under mu_: changes applied, freed by the engine's thread before its next pass. What the
+  std::deque<Posted> posted_ GUARDED_BY(mu_);
+  uint64_t posted_ticket_ GUARDED_BY(mu_) = 0;  // the last handed out
+  uint64_t taken_ticket_ GUARDED_BY(mu_) = 0;   // the last the engine's thread ran
+  uint64_t done_ticket_ GUARDED_BY(mu_) = 0;    // the last whose pass's cycle is done
+  CondVar done_cv_;                             // done_ticket_ or stopping_
+  JobBook book_ GUARDED_BY(mu_);
+  // While Restore runs: transitions of jobs that are only queued again are not written back
+  // (their rows already say so), and an adopted run keeps its stored placement.
+  bool restoring_ GUARDED_BY(mu_) = false;
+  // While Restore runs: the adopted runs, written as one batch when it ends.
+  ResumedRuns resumed_ GUARDED_BY(mu_);
+  std::map<std::string, NodeFlags> flags_ GUARDED_BY(mu_);        // operators' holds, by node
+  std::map<std::string, ServiceEntry> services_ GUARDED_BY(mu_);  // by name
+  bool deferring_ GUARDED_BY(mu_) = false;  // the engine's thread runs a cycle; hooks hand over
+  using Change = std::variant<JobChange, DecisionChange>;
+  std::vector<Change> changes_ GUARDED_BY(mu_);   // not yet applied
+  std::vector<Change> applying_ GUARDED_BY(mu_);  // ApplyChanges'
+  // Changes applied, freed by the engine's thread before its next pass. What the
   // hooks allocated then returns to that thread's cache in the allocator: freed on the view's
   // thread it served the view's own allocations, and the hooks took fresh memory each time —
   // page faults inside the cycle (docs/serve.md#performance).
-  std::vector<std::variant<JobChange, DecisionChange>> spent_;
-  std::condition_variable view_cv_;  // changes_ or view_stopping_
-  bool view_stopping_ = false;
+  std::vector<Change> spent_ GUARDED_BY(mu_);
+  CondVar view_cv_;  // changes_ or view_stopping_
+  bool view_stopping_ GUARDED_BY(mu_) = false;
   std::thread view_;
   std::thread loop_;
 };

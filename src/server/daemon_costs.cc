@@ -8,11 +8,11 @@ using json = nlohmann::ordered_json;
 
 Result<json> Daemon::Costs(const Caller& caller, const std::string& by, TimeMs since,
                            TimeMs until) {
-  return accounting_.Spending(caller, by, since, until, clock_.Now(), spec()->currency);
+  return Accounting::Spending(*store_, caller, by, since, until, clock_.Now(), spec()->currency);
 }
 
 json Daemon::Tenants(const Caller& caller) const {
-  auto lock = LockView();
+  ViewLock lock(*this);
   const QuotaTracker& q = engine_->quotas();
   json out = json::array();
   for (size_t t = 0; t < spec_->tenants.size(); ++t) {

@@ -13,8 +13,15 @@ namespace tessera {
 class Daemon::StorePort final : public Store {
  public:
   explicit StorePort(Daemon& d) : d_(d) {}
-  void PutJob(const JobRecord& job) override { d_.OnJob(job); }
-  void AppendDecision(Decision d) override { d_.OnDecision(std::move(d)); }
+  // The engine calls its ports on the thread that runs it, which holds mu_.
+  void PutJob(const JobRecord& job) override {
+    d_.mu_.AssertHeld();
+    d_.OnJob(job);
+  }
+  void AppendDecision(Decision d) override {
+    d_.mu_.AssertHeld();
+    d_.OnDecision(std::move(d));
+  }
 
  private:
   Daemon& d_;
@@ -31,9 +38,13 @@ class Daemon::Replicas final : public ReplicaHost {
  public:
   explicit Replicas(Daemon& d) : d_(d) {}
   std::optional<JobId> SubmitReplica(Job job, TimeMs now) override {
+    d_.mu_.AssertHeld();
     return d_.SubmitReplica(std::move(job), now);
   }
-  void CancelReplica(JobId id, TimeMs now) override { d_.engine_->Cancel(id, now); }
+  void CancelReplica(JobId id, TimeMs now) override {
+    d_.mu_.AssertHeld();
+    d_.engine_->Cancel(id, now);
+  }
 
  private:
   Daemon& d_;

@@ -53,7 +53,7 @@ Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& bo
   std::shared_future<Status> durable;
   StoredJob row;
   {
-    auto lock = LockView();
+    ViewLock lock(*this);
     if (const StoredJob* earlier =
             idempotency_key.empty() ? nullptr : book_.Keyed(caller.name, idempotency_key)) {
       if (!SameRequestBody(earlier->body, body)) {
@@ -78,7 +78,7 @@ Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& bo
     durable = AddRow(row);
   }
   Status s = durable.get();
-  auto lock = LockView();
+  ViewLock lock(*this);
   if (!s.ok()) {
     // Not durable, so not accepted: the row stays as a failed submission nobody sees again.
     book_.Refuse(row.id, s.message());
@@ -116,7 +116,7 @@ JobId Daemon::Enqueue(int64_t id, Job job, TimeMs at) {
 
 Result<StoredJob> Daemon::GetJob(const Caller& caller, const std::string& ref,
                                  const std::string& tenant) const {
-  auto lock = LockView();
+  ViewLock lock(*this);
   auto id = book_.Resolve(caller, ref, tenant);
   if (!id.ok()) return id.status();
   return View(*id);
@@ -136,7 +136,7 @@ StoredJob Daemon::View(int64_t id) const {
 }
 
 JobPage Daemon::ListJobs(const Caller& caller, const JobFilter& f) const {
-  auto lock = LockView();
+  ViewLock lock(*this);
   JobBook::Page found = book_.Find(caller, f);
   JobPage page;
   page.next = found.next;
@@ -161,7 +161,7 @@ Result<StoredJob> Daemon::Cancel(const Caller& caller, const std::string& ref,
   int64_t id = 0;
   std::shared_future<Status> durable;
   {
-    auto lock = LockView();
+    ViewLock lock(*this);
     auto found = book_.Resolve(caller, ref, tenant);
     if (!found.ok()) return found.status();
     id = *found;
@@ -184,7 +184,7 @@ Result<StoredJob> Daemon::Cancel(const Caller& caller, const std::string& ref,
     durable = store_->CommitJobUpdate(JobUpdate::Of(cancelled));
   }
   Status s = durable.get();
-  auto lock = LockView();
+  ViewLock lock(*this);
   if (!s.ok()) return Unavailable("the store did not record the cancel: " + s.message());
   if (const StoredJob& row = book_.row(id); Terminal(row.state)) {
     // It ended while the cancel was written: the store is told how, again, after it.
@@ -193,7 +193,7 @@ Result<StoredJob> Daemon::Cancel(const Caller& caller, const std::string& ref,
   }
   // The engine's thread takes it (after the submission, when that still waited in the inbox)
   // and schedules at once; the answer shows what that changed.
-  const bool ran = OnEngineThread(lock, [this, id] {
+  const bool ran = OnEngineThread(lock, [this, id]() REQUIRES(mu_) {
     if (const auto& eid = book_.engine_id(id)) engine_->Cancel(*eid, clock_.Now());
   });
   if (!ran) return Unavailable("the daemon is stopping");
@@ -205,7 +205,7 @@ Result<json> Daemon::Explain(const Caller& caller, const std::string& ref,
                              const std::string& tenant) {
   StoredJob row;
   {
-    auto lock = LockView();
+    ViewLock lock(*this);
     auto id = book_.Resolve(caller, ref, tenant);
     if (!id.ok()) return id.status();
     row = View(*id);
@@ -242,7 +242,7 @@ Result<json> Daemon::Decisions(const Caller& caller, DecisionQuery q) const {
   for (int reads = 0; reads < 20; ++reads) {
     auto rows = store_->QueryDecisionLog(q);
     if (!rows.ok()) return rows.status();
-    auto lock = LockView();
+    ViewLock lock(*this);
     for (const StoredDecision& d : *rows) {
       q.after = d.seq;
       if (!book_.contains(d.job)) continue;

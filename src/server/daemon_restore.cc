@@ -174,6 +174,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<Durable
   d->backend_.SetSink(d->sink_.get());
   d->backends_ = std::make_unique<BackendRouter>(
       *d->agents_, d->backend_, [p = d.get()](const JobRecord& job) {
+        p->mu_.AssertHeld();  // the engine sends its orders on its thread, which holds mu_
         const int64_t id = p->book_.IdOf(job.id);
         return BackendRouter::RunKey{id, p->book_.restart_base(id) + job.restarts};
       });
@@ -195,13 +196,15 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<Durable
   if (!slurm.empty()) {
     Daemon* p = d.get();
     d->slurm_ = std::make_unique<SlurmClusters>(std::move(slurm), [p] {
-      std::lock_guard<std::mutex> lock(p->mu_);
+      MutexLock lock(p->mu_);
       p->Poke();
     });
     d->backends_->UseSlurm(d->slurm_.get());
   }
   auto core = d->MakeCore(d->spec_);
   if (!core.ok()) return core.status();
+  // No thread of the daemon's runs yet; what calls in (Slurm's pokes) waits for the start.
+  MutexLock lock(d->mu_);
   d->Install(std::move(*core));
   for (const NodeFlags& f : snap->nodes)
     d->flags_[f.node] = f;
@@ -222,23 +225,21 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<Durable
     d->auth_.AddToken(t);
     if (new_admin_token != nullptr && d->options_.admin_token.empty()) *new_admin_token = token;
   }
-  {
-    std::lock_guard<std::mutex> lock(d->mu_);
-    // Runs open when the previous process ended ended with it.
-    d->store_->EndOpenCosts(snap->last_seen);
-    d->accounting_.Resume(snap->last_cost);
-    for (StoredService& v : snap->services) {
-      std::string name = v.name;
-      d->services_[name] = {std::move(v), "", true};
-    }
-    d->DriveServices();
-    if (Status s = d->Restore(*snap, resolved); !s.ok()) return s;
-    d->ApplyAgents();
+  // Runs open when the previous process ended ended with it.
+  d->store_->EndOpenCosts(snap->last_seen);
+  d->accounting_.Resume(snap->last_cost);
+  for (StoredService& v : snap->services) {
+    std::string name = v.name;
+    d->services_[name] = {std::move(v), "", true};
   }
+  d->DriveServices();
+  if (Status s = d->Restore(*snap, resolved); !s.ok()) return s;
+  d->ApplyAgents();
   d->start_times_.restore_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
   d->start_times_.jobs = d->book_.size();
   d->start_times_.active = d->engine_->active_count();
+  lock.unlock();
   d->view_ = std::thread([p = d.get()] { p->ViewLoop(); });
   d->loop_ = std::thread([p = d.get()] { p->Loop(); });
   return d;
@@ -254,7 +255,8 @@ Status Daemon::Restore(StoreSnapshot& snap, ResolvedJobs& resolved) {
   // The rows first (by id): then their name and key indexes are built on another core while
   // this one rebuilds the engine (which writes none of the fields the indexes read).
   book_.Load(std::move(snap.jobs));
-  std::thread indexes([this] { book_.IndexNames(); });
+  // Outside the analysis: the thread reads only what nobody writes until the join.
+  std::thread indexes([this]() NO_THREAD_SAFETY_ANALYSIS { book_.IndexNames(); });
   for (StoredJob& row : book_.rows()) {
     if (JobBook::Hidden(row)) continue;  // a gap
     // Freed as soon as it is used: the engine's records of the next jobs take its memory

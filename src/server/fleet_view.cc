@@ -21,7 +21,7 @@ std::string NodeStateName(bool up, bool cordoned, bool draining) {
 }  // namespace
 
 json Daemon::Clusters() const {
-  auto lock = LockView();
+  ViewLock lock(*this);
   const CellState& cell = engine_->cell();
   struct Totals {
     int64_t nodes = 0, ready = 0, cordoned = 0, down = 0;
@@ -153,7 +153,7 @@ bool Daemon::CordonedInConfig(uint32_t n) const {
 
 json Daemon::ListNodes(const Caller& caller, const std::string& cluster, int64_t after, int limit,
                        int64_t* next) const {
-  auto lock = LockView();
+  ViewLock lock(*this);
   const CellState& cell = engine_->cell();
   json out = json::array();
   *next = 0;
@@ -170,7 +170,7 @@ json Daemon::ListNodes(const Caller& caller, const std::string& cluster, int64_t
 }
 
 Result<json> Daemon::GetNode(const Caller& caller, const std::string& name) const {
-  auto lock = LockView();
+  ViewLock lock(*this);
   auto it = core_->node_index.find(name);
   if (it == core_->node_index.end()) return NotFound("no node \"" + name + "\"");
   return NodeJson(caller, it->second);
@@ -184,7 +184,7 @@ Result<json> Daemon::HoldNode(const Caller& caller, const std::string& name,
   std::shared_future<Status> durable;
   std::optional<NodeFlags> before;  // restored when the store fails
   {
-    auto lock = LockView();
+    ViewLock lock(*this);
     auto it = core_->node_index.find(name);
     if (it == core_->node_index.end()) return NotFound("no node \"" + name + "\"");
     if (action == "uncordon" && CordonedInConfig(it->second)) {
@@ -205,7 +205,7 @@ Result<json> Daemon::HoldNode(const Caller& caller, const std::string& name,
     durable = store_->PutNodeFlags(f);
   }
   Status s = durable.get();
-  auto lock = LockView();
+  ViewLock lock(*this);
   if (!s.ok()) {
     // Not durable, so not done: the node shows what it did before.
     if (before) {
@@ -217,7 +217,7 @@ Result<json> Daemon::HoldNode(const Caller& caller, const std::string& name,
   }
   // The engine's thread holds the node and schedules at once (by name: a reload meanwhile
   // numbers the nodes anew); the answer shows what that changed.
-  const bool ran = OnEngineThread(lock, [this, name, action] {
+  const bool ran = OnEngineThread(lock, [this, name, action]() REQUIRES(mu_) {
     auto node = core_->node_index.find(name);
     if (node == core_->node_index.end()) return;  // it left the fleet in a reload meanwhile
     const uint32_t n = node->second;

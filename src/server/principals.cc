@@ -39,7 +39,7 @@ Status Daemon::PutPrincipal(const Caller& caller, Principal p) {
   }
   if (!p.node.empty()) {
     if (*role != Role::kAgent) return invalid("node", "only an agent is bound to a node");
-    auto lock = LockView();
+    ViewLock lock(*this);
     if (!core_->node_index.contains(p.node)) {
       return invalid("node", "no node \"" + p.node + "\" in the fleet");
     }

@@ -135,11 +135,11 @@ Result<json> Daemon::Reload(const Caller& caller, bool apply) {
   if (store_->degraded()) return StoreFails("the reload is not applied");
 
   auto spec = std::make_shared<const Spec>(std::move(*loaded.spec));
-  auto lock = LockView();
+  ViewLock lock(*this);
   // The engine's thread builds the new engine, moves every job onto it and drives it from its
   // next pass, which schedules at once.
   std::optional<Result<ReloadCounts>> swapped;
-  if (!OnEngineThread(lock, [&] { swapped = SwapEngine(spec); })) {
+  if (!OnEngineThread(lock, [&]() REQUIRES(mu_) { swapped = SwapEngine(spec); })) {
     return Unavailable("the daemon is stopping");
   }
   if (!swapped->ok()) return swapped->status();

@@ -120,7 +120,7 @@ Result<ServiceOutcome> Daemon::SubmitService(const Caller& caller, const std::st
   }
   std::shared_future<Status> durable;
   {
-    auto lock = LockView();
+    ViewLock lock(*this);
     auto it = services_.find(name);
     if (it != services_.end()) {
       // Another tenant's service of that name is not revealed beyond the conflict.
@@ -135,7 +135,7 @@ Result<ServiceOutcome> Daemon::SubmitService(const Caller& caller, const std::st
     durable = store_->InsertService(std::move(v));
   }
   Status s = durable.get();
-  auto lock = LockView();
+  ViewLock lock(*this);
   ServiceEntry& e = services_[name];
   if (!s.ok()) {
     services_.erase(name);
@@ -143,8 +143,8 @@ Result<ServiceOutcome> Daemon::SubmitService(const Caller& caller, const std::st
   }
   e.durable = true;
   // The engine's thread adds it to the driver and schedules at once.
-  const bool ran =
-      OnEngineThread(lock, [this, name, body, spec, service = *parsed.service]() mutable {
+  const bool ran = OnEngineThread(
+      lock, [this, name, body, spec, service = *parsed.service]() REQUIRES(mu_) mutable {
         auto it = services_.find(name);
         if (it == services_.end()) return;  // deleted meanwhile
         if (spec != spec_) {
@@ -164,7 +164,7 @@ Result<ServiceOutcome> Daemon::SubmitService(const Caller& caller, const std::st
 }
 
 json Daemon::ListServices(const Caller& caller) const {
-  auto lock = LockView();
+  ViewLock lock(*this);
   json items = json::array();
   for (const auto& [name, e] : services_)
     if (e.durable && caller.MaySee(e.stored.tenant)) items.push_back(ServiceJson(e));
@@ -172,7 +172,7 @@ json Daemon::ListServices(const Caller& caller) const {
 }
 
 Result<json> Daemon::GetService(const Caller& caller, const std::string& name) const {
-  auto lock = LockView();
+  ViewLock lock(*this);
   auto e = ServiceFor(services_, caller, name);
   if (!e.ok()) return e.status();
   return ServiceJson(**e);
@@ -181,14 +181,14 @@ Result<json> Daemon::GetService(const Caller& caller, const std::string& name) c
 Result<json> Daemon::DeleteService(const Caller& caller, const std::string& name) {
   std::shared_future<Status> durable;
   {
-    auto lock = LockView();
+    ViewLock lock(*this);
     auto e = ServiceFor(services_, caller, name, "delete services");
     if (!e.ok()) return e.status();
     (*e)->durable = false;  // hidden while the delete commits
     durable = store_->DeleteService(name);
   }
   Status s = durable.get();
-  auto lock = LockView();
+  ViewLock lock(*this);
   auto it = services_.find(name);
   if (!s.ok()) {
     it->second.durable = true;
@@ -198,8 +198,9 @@ Result<json> Daemon::DeleteService(const Caller& caller, const std::string& name
   services_.erase(it);
   // The engine's thread stops driving it (an invalid one is not driven) and cancels its
   // replicas at once.
-  const bool ran = OnEngineThread(
-      lock, [this, name] { (void)core_->services->Remove(name, replica_host(), clock_.Now()); });
+  const bool ran = OnEngineThread(lock, [this, name]() REQUIRES(mu_) {
+    (void)core_->services->Remove(name, replica_host(), clock_.Now());
+  });
   if (!ran) return Unavailable("the daemon is stopping");
   out["state"] = "deleted";
   return out;
@@ -219,7 +220,7 @@ Result<json> Daemon::ReportLoad(const Caller& caller, const std::string& name,
     return bad("rps", "rps must be a number >= 0, got " + in["rps"].dump());
   }
   if (store_->degraded()) return StoreFails("the load is not taken");
-  auto lock = LockView();
+  ViewLock lock(*this);
   auto e = ServiceFor(services_, caller, name, "report the load of services");
   if (!e.ok()) return e.status();
   if (!(*e)->error.empty()) {
@@ -227,11 +228,12 @@ Result<json> Daemon::ReportLoad(const Caller& caller, const std::string& name,
   }
   // The engine's thread takes the load and scales to it at once, not at the next interval.
   Status taken = Status::Ok();
-  const bool ran = OnEngineThread(lock, [this, name, rps = in["rps"].get<double>(), &taken] {
-    const TimeMs now = clock_.Now();
-    taken = core_->services->ReportLoad(name, rps, now);
-    if (taken.ok()) core_->services->Step(*engine_, replica_host(), now);
-  });
+  const bool ran =
+      OnEngineThread(lock, [this, name, rps = in["rps"].get<double>(), &taken]() REQUIRES(mu_) {
+        const TimeMs now = clock_.Now();
+        taken = core_->services->ReportLoad(name, rps, now);
+        if (taken.ok()) core_->services->Step(*engine_, replica_host(), now);
+      });
   if (!ran) return Unavailable("the daemon is stopping");
   if (!taken.ok()) return taken;
   ApplyChanges();

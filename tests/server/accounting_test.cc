@@ -25,7 +25,7 @@ class AccountingTest : public ::testing::Test {
     return r;
   }
   json Spend(const Caller& caller, const std::string& by, TimeMs until, TimeMs now) {
-    Result<json> out = book_.Spending(caller, by, 0, until, now, spec_.currency);
+    Result<json> out = Accounting::Spending(store_, caller, by, 0, until, now, spec_.currency);
     EXPECT_TRUE(out.ok()) << out.status().ToString();
     return out.ok() ? *out : json();
   }
@@ -89,10 +89,10 @@ TEST_F(AccountingTest, AMemberSeesOnlyItsSubtreesSpending) {
 }
 
 TEST_F(AccountingTest, ABadGroupingOrAnEmptyPeriodIsRefused) {
-  Result<json> bad = book_.Spending(admin_, "region", 0, kHour, kHour, "USD");
+  Result<json> bad = Accounting::Spending(store_, admin_, "region", 0, kHour, kHour, "USD");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
-  Result<json> empty = book_.Spending(admin_, "tenant", kHour, kHour, kHour, "USD");
+  Result<json> empty = Accounting::Spending(store_, admin_, "tenant", kHour, kHour, kHour, "USD");
   ASSERT_FALSE(empty.ok());
   EXPECT_EQ(empty.status().code(), StatusCode::kInvalidArgument);
 }
