@@ -455,56 +455,163 @@ void Cost(const Common& c, const std::string& by, const std::string& since, Ctx&
   });
 }
 
-}  // namespace
-
-void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& code) {
-  auto ctx = std::make_shared<Ctx>(Ctx{out, err, code});
-
-  {
-    auto* cmd = app.add_subcommand("submit", "Submit jobs and services to the daemon");
-    auto c = std::make_shared<Common>();
-    auto file = std::make_shared<std::string>();
-    auto key = std::make_shared<std::string>();
-    AddCommon(cmd, *c);
-    cmd->add_option("-f,--file", *file,
-                    "A job (YAML or JSON), or a file with `jobs:` and `services:` lists")
-        ->required();
-    cmd->add_option("--idempotency-key", *key,
-                    "Reuse to make a retried submission safe (default: a fresh one per run)");
-    cmd->callback([=] { Submit(*c, *file, *key, *ctx); });
+// POST /v1/policies/validate or /reload: the errors by file and line, or the changes and
+// what a reload did to the jobs.
+void Policies(const Common& c, const std::string& verb, Ctx& x) {
+  auto cfg = Config(c, x);
+  if (!cfg) return;
+  auto errors = [](const json& body, std::ostream& out) {
+    for (const json& e : body.value("errors", json::array()))
+      out << Str(e, "file") << ":" << Str(e, "line") << ":" << Str(e, "column") << ": "
+          << Str(e, "field") << ": " << Str(e, "message") << "\n";
+  };
+  HttpReply r = Call(*cfg, "POST", "/v1/policies/" + verb);
+  if (r.status != 200) {
+    errors(r.body, x.err);
+    x.code = ReportFailure(r, x.err);
+    return;
   }
-  {
-    auto* get = app.add_subcommand("get", "List jobs, or show one");
-    get->require_subcommand(1);
-    auto c = std::make_shared<Common>();
-    auto f = std::make_shared<std::map<std::string, std::string>>();
-    auto limit = std::make_shared<int>(1000);
-    auto after = std::make_shared<int64_t>(0);
-    auto* jobs = get->add_subcommand("jobs", "List the jobs you may see, newest first");
-    AddCommon(jobs, *c);
-    jobs->add_option("--tenant", (*f)["tenant"], "Only this tenant's subtree");
-    jobs->add_option("--state", (*f)["state"],
-                     "pending, running, succeeded, failed, cancelled, or active");
-    jobs->add_option("--class", (*f)["class"], "training, finetune, batch or eval");
-    jobs->add_option("--name", (*f)["name"], "Only jobs of this name");
-    jobs->add_option("--limit", *limit, "At most this many")->capture_default_str();
-    jobs->add_option("--after", *after, "Only jobs older than this id (the footer's cursor)");
-    jobs->callback([=] { GetJobs(*c, *f, *limit, *after, *ctx); });
+  Print(r.body, c.output, x.out, [&] {
+    if (!r.body["ok"].get<bool>()) {
+      errors(r.body, x.out);
+      return;
+    }
+    for (const auto& [what, d] : r.body["changes"].items()) {
+      for (const json& n : d["added"])
+        x.out << "+ " << what << " " << n.get<std::string>() << "\n";
+      for (const json& n : d["removed"])
+        x.out << "- " << what << " " << n.get<std::string>() << "\n";
+    }
+    if (r.body["applied"].get<bool>()) {
+      const json& j = r.body["jobs"];
+      x.out << "reloaded: " << Str(j, "resumed") << " running jobs went on, " << Str(j, "requeued")
+            << " requeued, " << Str(j, "queued") << " queued again, " << Str(j, "failed")
+            << " no longer valid\n";
+    } else {
+      x.out << "valid\n";
+    }
+  });
+  if (!r.body["ok"].get<bool>()) x.code = kExitInvalidInput;
+}
 
-    auto cc = std::make_shared<Common>();
-    auto* clusters = get->add_subcommand("clusters", "The clusters: nodes, devices, allocation");
-    AddCommon(clusters, *cc);
-    clusters->callback([=] { GetClusters(*cc, *ctx); });
+// The fields of `principal create`: name, role, tenant, node.
+struct PrincipalFields {
+  std::string name, role, tenant, node;
+};
 
-    auto nc = std::make_shared<Common>();
-    auto cluster = std::make_shared<std::string>();
-    auto node_limit = std::make_shared<int>(100000);
-    auto* nodes = get->add_subcommand("nodes", "Nodes: state, free CPU and devices, jobs");
-    AddCommon(nodes, *nc);
-    nodes->add_option("--cluster", *cluster, "Only this cluster's nodes");
-    nodes->add_option("--limit", *node_limit, "At most this many");
-    nodes->callback([=] { GetNodes(*nc, *cluster, *node_limit, *ctx); });
+void CreatePrincipal(const Common& c, const PrincipalFields& p, Ctx& x) {
+  auto cfg = Config(c, x);
+  if (!cfg) return;
+  json body = {{"name", p.name}, {"role", p.role}};
+  if (!p.tenant.empty()) body["tenant"] = p.tenant;
+  if (!p.node.empty()) body["node"] = p.node;
+  HttpReply r = Call(*cfg, "POST", "/v1/principals", body.dump());
+  if (r.status != 201) {
+    x.code = ReportFailure(r, x.err);
+    return;
   }
+  Print(r.body, c.output, x.out,
+        [&] { x.out << "principal " << p.name << " (" << p.role << ")\n"; });
+}
+
+void DeletePrincipal(const Common& c, const std::string& who, Ctx& x) {
+  auto cfg = Config(c, x);
+  if (!cfg) return;
+  HttpReply r = Call(*cfg, "DELETE", "/v1/principals/" + Encode(who));
+  if (r.status != 200) {
+    x.code = ReportFailure(r, x.err);
+    return;
+  }
+  Print(r.body, c.output, x.out,
+        [&] { x.out << "principal " << who << " deleted, with its tokens\n"; });
+}
+
+void RevokeTokens(const Common& c, const std::string& who, Ctx& x) {
+  auto cfg = Config(c, x);
+  if (!cfg) return;
+  HttpReply r = Call(*cfg, "DELETE", "/v1/principals/" + Encode(who) + "/tokens");
+  if (r.status != 200) {
+    x.code = ReportFailure(r, x.err);
+    return;
+  }
+  Print(r.body, c.output, x.out,
+        [&] { x.out << "revoked " << Str(r.body, "revoked") << " token(s) of " << who << "\n"; });
+}
+
+void CreateToken(const Common& c, const std::string& who, const std::string& expires, Ctx& x) {
+  auto cfg = Config(c, x);
+  if (!cfg) return;
+  json body = json::object();
+  if (!expires.empty()) {
+    auto d = ParseDuration(expires);
+    if (!d.ok() || *d < 1000) {
+      x.err << "error: --expires-in: expected a duration of at least 1s, got \"" << expires
+            << "\"\n";
+      x.code = kExitInvalidInput;
+      return;
+    }
+    body["expires_in_s"] = *d / 1000;
+  }
+  HttpReply r = Call(*cfg, "POST", "/v1/principals/" + Encode(who) + "/tokens", body.dump());
+  if (r.status != 201) {
+    x.code = ReportFailure(r, x.err);
+    return;
+  }
+  Print(r.body, c.output, x.out, [&] { x.out << Str(r.body, "token") << "\n"; });
+}
+
+// The commands' registration, one function per command (or family): options bound to values
+// the callbacks share, each callback one of the functions above.
+using CtxPtr = std::shared_ptr<Ctx>;
+
+void RegisterSubmit(CLI::App& app, const CtxPtr& ctx) {
+  auto* cmd = app.add_subcommand("submit", "Submit jobs and services to the daemon");
+  auto c = std::make_shared<Common>();
+  auto file = std::make_shared<std::string>();
+  auto key = std::make_shared<std::string>();
+  AddCommon(cmd, *c);
+  cmd->add_option("-f,--file", *file,
+                  "A job (YAML or JSON), or a file with `jobs:` and `services:` lists")
+      ->required();
+  cmd->add_option("--idempotency-key", *key,
+                  "Reuse to make a retried submission safe (default: a fresh one per run)");
+  cmd->callback([=] { Submit(*c, *file, *key, *ctx); });
+}
+
+void RegisterGet(CLI::App& app, const CtxPtr& ctx) {
+  auto* get = app.add_subcommand("get", "List jobs, or show one");
+  get->require_subcommand(1);
+  auto c = std::make_shared<Common>();
+  auto f = std::make_shared<std::map<std::string, std::string>>();
+  auto limit = std::make_shared<int>(1000);
+  auto after = std::make_shared<int64_t>(0);
+  auto* jobs = get->add_subcommand("jobs", "List the jobs you may see, newest first");
+  AddCommon(jobs, *c);
+  jobs->add_option("--tenant", (*f)["tenant"], "Only this tenant's subtree");
+  jobs->add_option("--state", (*f)["state"],
+                   "pending, running, succeeded, failed, cancelled, or active");
+  jobs->add_option("--class", (*f)["class"], "training, finetune, batch or eval");
+  jobs->add_option("--name", (*f)["name"], "Only jobs of this name");
+  jobs->add_option("--limit", *limit, "At most this many")->capture_default_str();
+  jobs->add_option("--after", *after, "Only jobs older than this id (the footer's cursor)");
+  jobs->callback([=] { GetJobs(*c, *f, *limit, *after, *ctx); });
+
+  auto cc = std::make_shared<Common>();
+  auto* clusters = get->add_subcommand("clusters", "The clusters: nodes, devices, allocation");
+  AddCommon(clusters, *cc);
+  clusters->callback([=] { GetClusters(*cc, *ctx); });
+
+  auto nc = std::make_shared<Common>();
+  auto cluster = std::make_shared<std::string>();
+  auto node_limit = std::make_shared<int>(100000);
+  auto* nodes = get->add_subcommand("nodes", "Nodes: state, free CPU and devices, jobs");
+  AddCommon(nodes, *nc);
+  nodes->add_option("--cluster", *cluster, "Only this cluster's nodes");
+  nodes->add_option("--limit", *node_limit, "At most this many");
+  nodes->callback([=] { GetNodes(*nc, *cluster, *node_limit, *ctx); });
+}
+
+void RegisterNodeHolds(CLI::App& app, const CtxPtr& ctx) {
   for (const char* action : {"cordon", "drain", "uncordon"}) {
     std::string a = action;
     auto* cmd = app.add_subcommand(
@@ -517,11 +624,14 @@ void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& co
     cmd->add_option("NODE", *node, "The node's name")->required();
     cmd->callback([=] { HoldNode(*c, a, *node, *ctx); });
   }
+}
+
+void RegisterJobCommands(CLI::App& app, const CtxPtr& ctx) {
   for (const char* verb : {"describe", "explain"}) {
+    const bool describe = std::string(verb) == "describe";
     auto* cmd =
-        app.add_subcommand(verb, std::string(verb) == "describe"
-                                     ? "Show a job in full"
-                                     : "Why a job is pending, or why it runs where it does");
+        app.add_subcommand(verb, describe ? "Show a job in full"
+                                          : "Why a job is pending, or why it runs where it does");
     cmd->require_subcommand(1);
     auto* job = cmd->add_subcommand("job", "A job by id or name");
     auto c = std::make_shared<Common>();
@@ -530,7 +640,6 @@ void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& co
     AddCommon(job, *c);
     job->add_option("JOB", *ref, "The job's id or name")->required();
     job->add_option("--tenant", *tenant, "The tenant, when several use the name");
-    bool describe = std::string(verb) == "describe";
     job->callback([=] {
       if (describe) {
         Describe(*c, *ref, *tenant, *ctx);
@@ -539,73 +648,41 @@ void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& co
       }
     });
   }
-  {
-    auto* cmd = app.add_subcommand("cancel", "Cancel a job");
-    auto c = std::make_shared<Common>();
-    auto args = std::make_shared<std::vector<std::string>>();
-    auto tenant = std::make_shared<std::string>();
-    AddCommon(cmd, *c);
-    cmd->add_option("JOB", *args, "[job] ID-OR-NAME")->required()->expected(1, 2);
-    cmd->add_option("--tenant", *tenant, "The tenant, when several use the name");
-    cmd->callback([=] {
-      std::vector<std::string> a = *args;
-      if (a.size() == 2 && a[0] == "job") a.erase(a.begin());
-      if (a.size() != 1) {
-        ctx->err << "error: cancel takes one job: tessera cancel [job] ID-OR-NAME\n";
-        ctx->code = kExitInvalidInput;
-        return;
-      }
-      Cancel(*c, a[0], *tenant, *ctx);
-    });
-  }
-  {
-    auto* cmd = app.add_subcommand(
-        "policies", "Check or reload the daemon's configuration files (admins, operators)");
-    cmd->require_subcommand(1);
-    for (const char* verb : {"validate", "reload"}) {
-      std::string v = verb;
-      auto* sub = cmd->add_subcommand(
-          v, v == "validate" ? "Read the configuration files again and check them (dry run)"
-                             : "Check them and put them in force; running jobs go on");
-      auto c = std::make_shared<Common>();
-      AddCommon(sub, *c);
-      sub->callback([=] {
-        auto cfg = Config(*c, *ctx);
-        if (!cfg) return;
-        HttpReply r = Call(*cfg, "POST", "/v1/policies/" + v);
-        if (r.status != 200) {
-          for (const json& e : r.body.value("errors", json::array()))
-            ctx->err << Str(e, "file") << ":" << Str(e, "line") << ":" << Str(e, "column") << ": "
-                     << Str(e, "field") << ": " << Str(e, "message") << "\n";
-          ctx->code = ReportFailure(r, ctx->err);
-          return;
-        }
-        Print(r.body, c->output, ctx->out, [&] {
-          if (!r.body["ok"].get<bool>()) {
-            for (const json& e : r.body["errors"])
-              ctx->out << Str(e, "file") << ":" << Str(e, "line") << ":" << Str(e, "column") << ": "
-                       << Str(e, "field") << ": " << Str(e, "message") << "\n";
-            return;
-          }
-          for (const auto& [what, d] : r.body["changes"].items()) {
-            for (const json& n : d["added"])
-              ctx->out << "+ " << what << " " << n.get<std::string>() << "\n";
-            for (const json& n : d["removed"])
-              ctx->out << "- " << what << " " << n.get<std::string>() << "\n";
-          }
-          if (r.body["applied"].get<bool>()) {
-            const json& j = r.body["jobs"];
-            ctx->out << "reloaded: " << Str(j, "resumed") << " running jobs went on, "
-                     << Str(j, "requeued") << " requeued, " << Str(j, "queued") << " queued again, "
-                     << Str(j, "failed") << " no longer valid\n";
-          } else {
-            ctx->out << "valid\n";
-          }
-        });
-        if (!r.body["ok"].get<bool>()) ctx->code = kExitInvalidInput;
-      });
+  auto* cmd = app.add_subcommand("cancel", "Cancel a job");
+  auto c = std::make_shared<Common>();
+  auto args = std::make_shared<std::vector<std::string>>();
+  auto tenant = std::make_shared<std::string>();
+  AddCommon(cmd, *c);
+  cmd->add_option("JOB", *args, "[job] ID-OR-NAME")->required()->expected(1, 2);
+  cmd->add_option("--tenant", *tenant, "The tenant, when several use the name");
+  cmd->callback([=] {
+    std::vector<std::string> a = *args;
+    if (a.size() == 2 && a[0] == "job") a.erase(a.begin());
+    if (a.size() != 1) {
+      ctx->err << "error: cancel takes one job: tessera cancel [job] ID-OR-NAME\n";
+      ctx->code = kExitInvalidInput;
+      return;
     }
+    Cancel(*c, a[0], *tenant, *ctx);
+  });
+}
+
+void RegisterPolicies(CLI::App& app, const CtxPtr& ctx) {
+  auto* cmd = app.add_subcommand(
+      "policies", "Check or reload the daemon's configuration files (admins, operators)");
+  cmd->require_subcommand(1);
+  for (const char* verb : {"validate", "reload"}) {
+    std::string v = verb;
+    auto* sub = cmd->add_subcommand(
+        v, v == "validate" ? "Read the configuration files again and check them (dry run)"
+                           : "Check them and put them in force; running jobs go on");
+    auto c = std::make_shared<Common>();
+    AddCommon(sub, *c);
+    sub->callback([=] { Policies(*c, v, *ctx); });
   }
+}
+
+void RegisterMoney(CLI::App& app, const CtxPtr& ctx) {
   {
     auto* cmd = app.add_subcommand("quota", "Quotas per tenant and model against what is used");
     auto c = std::make_shared<Common>();
@@ -614,125 +691,87 @@ void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& co
     cmd->add_option("--tenant", *tenant, "Only this tenant's subtree");
     cmd->callback([=] { Quota(*c, *tenant, *ctx); });
   }
-  {
-    auto* cmd = app.add_subcommand("cost", "Spending by tenant, project, cluster or model");
-    auto c = std::make_shared<Common>();
-    auto by = std::make_shared<std::string>("tenant");
-    auto since = std::make_shared<std::string>("7d");
-    AddCommon(cmd, *c);
-    cmd->add_option("--by", *by, "tenant (organisation), project (tenant path), cluster, model")
-        ->check(CLI::IsMember({"tenant", "project", "cluster", "model"}))
-        ->capture_default_str();
-    cmd->add_option("--since", *since, "The period: this long until now")->capture_default_str();
-    cmd->callback([=] { Cost(*c, *by, *since, *ctx); });
-  }
-  {
-    auto* cmd = app.add_subcommand(
-        "audit", "The audit log of mutating calls, newest first (admins, operators)");
-    auto c = std::make_shared<Common>();
-    auto since = std::make_shared<std::string>();
-    auto principal = std::make_shared<std::string>();
-    auto limit = std::make_shared<int>(100);
-    auto after = std::make_shared<int64_t>(0);
-    AddCommon(cmd, *c);
-    cmd->add_option("--since", *since, "Only calls within this long (e.g. 24h, 7d)");
-    cmd->add_option("--principal", *principal, "Only calls by this principal");
-    cmd->add_option("--limit", *limit, "At most this many")->capture_default_str();
-    cmd->add_option("--after", *after, "Only calls older than this seq (the footer's cursor)");
-    cmd->callback([=] { Audit(*c, *since, *principal, *limit, *after, *ctx); });
-  }
-  {
-    auto* cmd = app.add_subcommand("principal", "Manage principals (admins)");
-    cmd->require_subcommand(1);
-    auto* create = cmd->add_subcommand("create", "Create or update a principal");
-    auto c = std::make_shared<Common>();
-    auto p = std::make_shared<std::array<std::string, 4>>();
-    AddCommon(create, *c);
-    create->add_option("NAME", (*p)[0], "The principal's name")->required();
-    create->add_option("--role", (*p)[1], "admin, operator, member, viewer or agent")->required();
-    create->add_option("--tenant", (*p)[2], "For members and viewers: their tenant subtree");
-    create->add_option("--node", (*p)[3],
-                       "For an agent (required): the one node its tokens answer for");
-    create->callback([=] {
-      auto cfg = Config(*c, *ctx);
-      if (!cfg) return;
-      json body = {{"name", (*p)[0]}, {"role", (*p)[1]}};
-      if (!(*p)[2].empty()) body["tenant"] = (*p)[2];
-      if (!(*p)[3].empty()) body["node"] = (*p)[3];
-      HttpReply r = Call(*cfg, "POST", "/v1/principals", body.dump());
-      if (r.status != 201) {
-        ctx->code = ReportFailure(r, ctx->err);
-        return;
-      }
-      Print(r.body, c->output, ctx->out,
-            [&] { ctx->out << "principal " << (*p)[0] << " (" << (*p)[1] << ")\n"; });
-    });
-    auto* del = cmd->add_subcommand("delete", "Delete a principal and its tokens");
-    auto dc = std::make_shared<Common>();
-    auto who = std::make_shared<std::string>();
-    AddCommon(del, *dc);
-    del->add_option("NAME", *who, "The principal's name")->required();
-    del->callback([=] {
-      auto cfg = Config(*dc, *ctx);
-      if (!cfg) return;
-      HttpReply r = Call(*cfg, "DELETE", "/v1/principals/" + Encode(*who));
-      if (r.status != 200) {
-        ctx->code = ReportFailure(r, ctx->err);
-        return;
-      }
-      Print(r.body, dc->output, ctx->out,
-            [&] { ctx->out << "principal " << *who << " deleted, with its tokens\n"; });
-    });
-  }
-  {
-    auto* cmd = app.add_subcommand("token", "Issue tokens (admins)");
-    cmd->require_subcommand(1);
-    auto* revoke = cmd->add_subcommand("revoke", "Revoke every token of a principal");
-    auto rc = std::make_shared<Common>();
-    auto rwho = std::make_shared<std::string>();
-    AddCommon(revoke, *rc);
-    revoke->add_option("PRINCIPAL", *rwho, "Whose tokens")->required();
-    revoke->callback([=] {
-      auto cfg = Config(*rc, *ctx);
-      if (!cfg) return;
-      HttpReply r = Call(*cfg, "DELETE", "/v1/principals/" + Encode(*rwho) + "/tokens");
-      if (r.status != 200) {
-        ctx->code = ReportFailure(r, ctx->err);
-        return;
-      }
-      Print(r.body, rc->output, ctx->out, [&] {
-        ctx->out << "revoked " << Str(r.body, "revoked") << " token(s) of " << *rwho << "\n";
-      });
-    });
-    auto* create = cmd->add_subcommand("create", "A new token for a principal, shown once");
-    auto c = std::make_shared<Common>();
-    auto who = std::make_shared<std::string>();
-    auto expires = std::make_shared<std::string>();
-    AddCommon(create, *c);
-    create->add_option("PRINCIPAL", *who, "Whose token")->required();
-    create->add_option("--expires-in", *expires, "Lifetime (e.g. 24h, 30d); default: none");
-    create->callback([=] {
-      auto cfg = Config(*c, *ctx);
-      if (!cfg) return;
-      json body = json::object();
-      if (!expires->empty()) {
-        auto d = ParseDuration(*expires);
-        if (!d.ok() || *d < 1000) {
-          ctx->err << "error: --expires-in: expected a duration of at least 1s, got \"" << *expires
-                   << "\"\n";
-          ctx->code = kExitInvalidInput;
-          return;
-        }
-        body["expires_in_s"] = *d / 1000;
-      }
-      HttpReply r = Call(*cfg, "POST", "/v1/principals/" + Encode(*who) + "/tokens", body.dump());
-      if (r.status != 201) {
-        ctx->code = ReportFailure(r, ctx->err);
-        return;
-      }
-      Print(r.body, c->output, ctx->out, [&] { ctx->out << Str(r.body, "token") << "\n"; });
-    });
-  }
+  auto* cmd = app.add_subcommand("cost", "Spending by tenant, project, cluster or model");
+  auto c = std::make_shared<Common>();
+  auto by = std::make_shared<std::string>("tenant");
+  auto since = std::make_shared<std::string>("7d");
+  AddCommon(cmd, *c);
+  cmd->add_option("--by", *by, "tenant (organisation), project (tenant path), cluster, model")
+      ->check(CLI::IsMember({"tenant", "project", "cluster", "model"}))
+      ->capture_default_str();
+  cmd->add_option("--since", *since, "The period: this long until now")->capture_default_str();
+  cmd->callback([=] { Cost(*c, *by, *since, *ctx); });
+}
+
+void RegisterAudit(CLI::App& app, const CtxPtr& ctx) {
+  auto* cmd = app.add_subcommand(
+      "audit", "The audit log of mutating calls, newest first (admins, operators)");
+  auto c = std::make_shared<Common>();
+  auto since = std::make_shared<std::string>();
+  auto principal = std::make_shared<std::string>();
+  auto limit = std::make_shared<int>(100);
+  auto after = std::make_shared<int64_t>(0);
+  AddCommon(cmd, *c);
+  cmd->add_option("--since", *since, "Only calls within this long (e.g. 24h, 7d)");
+  cmd->add_option("--principal", *principal, "Only calls by this principal");
+  cmd->add_option("--limit", *limit, "At most this many")->capture_default_str();
+  cmd->add_option("--after", *after, "Only calls older than this seq (the footer's cursor)");
+  cmd->callback([=] { Audit(*c, *since, *principal, *limit, *after, *ctx); });
+}
+
+void RegisterPrincipals(CLI::App& app, const CtxPtr& ctx) {
+  auto* cmd = app.add_subcommand("principal", "Manage principals (admins)");
+  cmd->require_subcommand(1);
+  auto* create = cmd->add_subcommand("create", "Create or update a principal");
+  auto c = std::make_shared<Common>();
+  auto p = std::make_shared<PrincipalFields>();
+  AddCommon(create, *c);
+  create->add_option("NAME", p->name, "The principal's name")->required();
+  create->add_option("--role", p->role, "admin, operator, member, viewer or agent")->required();
+  create->add_option("--tenant", p->tenant, "For members and viewers: their tenant subtree");
+  create->add_option("--node", p->node,
+                     "For an agent (required): the one node its tokens answer for");
+  create->callback([=] { CreatePrincipal(*c, *p, *ctx); });
+  auto* del = cmd->add_subcommand("delete", "Delete a principal and its tokens");
+  auto dc = std::make_shared<Common>();
+  auto who = std::make_shared<std::string>();
+  AddCommon(del, *dc);
+  del->add_option("NAME", *who, "The principal's name")->required();
+  del->callback([=] { DeletePrincipal(*dc, *who, *ctx); });
+}
+
+void RegisterTokens(CLI::App& app, const CtxPtr& ctx) {
+  auto* cmd = app.add_subcommand("token", "Issue tokens (admins)");
+  cmd->require_subcommand(1);
+  auto* revoke = cmd->add_subcommand("revoke", "Revoke every token of a principal");
+  auto rc = std::make_shared<Common>();
+  auto rwho = std::make_shared<std::string>();
+  AddCommon(revoke, *rc);
+  revoke->add_option("PRINCIPAL", *rwho, "Whose tokens")->required();
+  revoke->callback([=] { RevokeTokens(*rc, *rwho, *ctx); });
+  auto* create = cmd->add_subcommand("create", "A new token for a principal, shown once");
+  auto c = std::make_shared<Common>();
+  auto who = std::make_shared<std::string>();
+  auto expires = std::make_shared<std::string>();
+  AddCommon(create, *c);
+  create->add_option("PRINCIPAL", *who, "Whose token")->required();
+  create->add_option("--expires-in", *expires, "Lifetime (e.g. 24h, 30d); default: none");
+  create->callback([=] { CreateToken(*c, *who, *expires, *ctx); });
+}
+
+}  // namespace
+
+void RegisterClient(CLI::App& app, std::ostream& out, std::ostream& err, int& code) {
+  auto ctx = std::make_shared<Ctx>(Ctx{out, err, code});
+  RegisterSubmit(app, ctx);
+  RegisterGet(app, ctx);
+  RegisterNodeHolds(app, ctx);
+  RegisterJobCommands(app, ctx);
+  RegisterPolicies(app, ctx);
+  RegisterMoney(app, ctx);
+  RegisterAudit(app, ctx);
+  RegisterPrincipals(app, ctx);
+  RegisterTokens(app, ctx);
 }
 
 }  // namespace tessera::cli
