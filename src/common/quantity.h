@@ -1,6 +1,7 @@
 // Fixed-point quantities. Feasibility never compares doubles: CPU is in milli-cores, device
 // shares in milli-devices (1000 = one whole device), memory in MiB, bandwidth in Mbit/s,
-// durations in milliseconds, money in milli-units of the fleet's currency.
+// durations in milliseconds, prices and budgets in milli-units of the fleet's currency and
+// what is spent in micro-units (Micro).
 //
 // The parsers accept the human notation of the YAML (`"96"`, `"500m"`, `"1.5"`, `"80Gi"`,
 // `"400Gbps"`, `"90s"`, `"2h"`) and return InvalidArgument naming what they expected.
@@ -24,6 +25,15 @@ using Mbps = int64_t;
 using Millis = int64_t;
 
 inline constexpr Milli kMilliPerUnit = 1000;
+
+// Money in millionths of the fleet's currency unit: a price (milli-units per device-hour or
+// core-hour) times a share (milli-devices or milli-cores) is exact in it, and so are the sums
+// and the budget checks made of such rates.
+using Micro = int64_t;
+inline constexpr Micro kMicroPerUnit = 1000000;
+inline double MicroUnits(Micro v) {
+  return static_cast<double>(v) / kMicroPerUnit;
+}
 
 // The largest value each parser accepts. With the fleet's own limits (at most 200,000 nodes
 // and 2,000,000 devices, docs/configuration.md) no sum of parsed values — fleet totals of

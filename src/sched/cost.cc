@@ -8,32 +8,37 @@ namespace tessera {
 namespace {
 
 constexpr Millis kDay = 24 * 3600 * 1000;
-constexpr double kHour = 3600.0 * 1000.0;
 
 int64_t DayOf(TimeMs t) {
   return t >= 0 ? t / kDay : (t - kDay + 1) / kDay;
 }
 
-std::string Money(double v, const std::string& currency) {
-  return fmt::format("{:.0f} {}", v, currency);
+std::string Money(Micro v, const std::string& currency) {
+  return fmt::format("{:.0f} {}", MicroUnits(v), currency);
 }
 
 }  // namespace
+
+Micro CostOver(Micro per_hour, Millis ms) {
+  // The product needs more than 64 bits: a rate of 10^10 micro-units an hour over a year of
+  // milliseconds is 3 x 10^20.
+  __extension__ using Wide = __int128;
+  constexpr Wide kHour = 3600 * 1000;
+  return static_cast<Micro>((static_cast<Wide>(per_hour) * ms + kHour / 2) / kHour);
+}
 
 TimeMs NextMidnight(TimeMs now) {
   return (DayOf(now) + 1) * kDay;
 }
 
 CostLedger::CostLedger(const Spec& spec, const CellState& cell) : spec_(spec), cell_(cell) {
-  price_.assign(spec.clusters.size(), std::vector<double>(spec.device_models.size(), 0.0));
-  cpu_price_.assign(spec.clusters.size(), 0.0);
+  price_.assign(spec.clusters.size(), std::vector<Milli>(spec.device_models.size(), 0));
+  cpu_price_.assign(spec.clusters.size(), 0);
   for (size_t c = 0; c < spec.clusters.size(); ++c) {
     for (const auto& [model, price] : spec.clusters[c].price_per_device_hour)
-      if (model.value() < price_[c].size())
-        price_[c][model.value()] = static_cast<double>(price) / kMilliPerUnit;
+      if (model.value() < price_[c].size()) price_[c][model.value()] = price;
     if (spec.clusters[c].price_per_cpu_core_hour)
-      cpu_price_[c] =
-          static_cast<double>(*spec.clusters[c].price_per_cpu_core_hour) / kMilliPerUnit;
+      cpu_price_[c] = *spec.clusters[c].price_per_cpu_core_hour;
     priced_ = priced_ || !spec.clusters[c].price_per_device_hour.empty() ||
               spec.clusters[c].price_per_cpu_core_hour.has_value();
   }
@@ -41,7 +46,7 @@ CostLedger::CostLedger(const Spec& spec, const CellState& cell) : spec_(spec), c
   for (size_t t = 0; t < spec.tenants.size(); ++t) {
     if (!spec.tenants[t].budget_per_day) continue;
     tenant_slot_[t] = slots_.size();
-    double per_day = static_cast<double>(*spec.tenants[t].budget_per_day) / kMilliPerUnit;
+    const Micro per_day = *spec.tenants[t].budget_per_day * (kMicroPerUnit / kMilliPerUnit);
     slots_.push_back({spec.tenants[t].path, per_day, {}});
     budgets_[spec.tenants[t].path].per_day = per_day;
   }
@@ -53,7 +58,8 @@ RunRate CostLedger::Rate(const std::vector<Placement>& placements) const {
   for (const Placement& p : placements) {
     const uint32_t cluster = cell_.node(p.node).cluster;
     rate.elastic = rate.elastic || spec_.clusters[cluster].tier == ClusterTier::kElastic;
-    auto add = [&](int32_t model, double per_hour) {
+    // Milli-units per hour times milli-devices (or milli-cores): micro-units per hour.
+    auto add = [&](int32_t model, Micro per_hour) {
       if (per_hour <= 0) return;
       rate.per_hour += per_hour;
       for (RunRate::Part& part : rate.parts) {
@@ -65,13 +71,13 @@ RunRate CostLedger::Rate(const std::vector<Placement>& placements) const {
       rate.parts.push_back({cluster, model, per_hour});
     };
     if (p.devices.empty()) {
-      add(-1, static_cast<double>(p.cpu) / kMilliPerUnit * cpu_price_[cluster]);
+      add(-1, p.cpu * cpu_price_[cluster]);
       continue;
     }
     auto devices = cell_.devices(p.node);
     for (const DeviceUse& u : p.devices) {
       const uint16_t model = devices[u.index].model;
-      add(model, static_cast<double>(u.milli) / kMilliPerUnit * price_[cluster][model]);
+      add(model, u.milli * price_[cluster][model]);
     }
   }
   return rate;
@@ -82,8 +88,8 @@ void CostLedger::Register(const BudgetKey& key) {
   auto [it, added] = burst_slot_.try_emplace({key.burst_rule, key.tenant.value()}, slots_.size());
   if (!added) return;
   const PolicyRule& rule = spec_.policies[static_cast<size_t>(key.burst_rule)];
-  double per_day =
-      static_cast<double>(std::get<BurstRule>(rule.body).budget_per_day) / kMilliPerUnit;
+  const Micro per_day =
+      std::get<BurstRule>(rule.body).budget_per_day * (kMicroPerUnit / kMilliPerUnit);
   std::string name = "burst:" + rule.name + ":" + spec_.tenant(key.tenant).path;
   slots_.push_back({name, per_day, {}});
   budgets_[name].per_day = per_day;
@@ -107,13 +113,13 @@ CostLedger::Projection CostLedger::Project(const Run& run) const {
   p.first_day = DayOf(from);
   for (TimeMs t = from; t < end;) {
     const TimeMs to = std::min(end, (DayOf(t) + 1) * kDay);
-    p.by_day.push_back(run.rate.per_hour * static_cast<double>(to - t) / kHour);
+    p.by_day.push_back(CostOver(run.rate.per_hour, to - t));
     t = to;
   }
   return p;
 }
 
-void CostLedger::Commit(const Run& run, double sign) {
+void CostLedger::Commit(const Run& run, int sign) {
   for (size_t s : Slots(run.key, run.rate.elastic)) {
     for (size_t k = 0; k < run.projected.by_day.size(); ++k)
       slots_[s].committed[run.projected.first_day + static_cast<int64_t>(k)] +=
@@ -151,8 +157,8 @@ BudgetVerdict CostLedger::Check(const BudgetKey& key, const RunRate& rate, TimeM
     const Slot& slot = slots_[s];
     for (size_t k = 0; k < adds.by_day.size(); ++k) {
       const int64_t day = adds.first_day + static_cast<int64_t>(k);
-      const double committed = slot.On(day);
-      if (committed + adds.by_day[k] <= slot.per_day + 1e-9) continue;
+      const Micro committed = slot.On(day);
+      if (committed + adds.by_day[k] <= slot.per_day) continue;
       const std::string when = day == day_       ? "today"
                                : day == day_ + 1 ? "for tomorrow"
                                                  : fmt::format("for {} days from now", day - day_);
@@ -193,28 +199,29 @@ void CostLedger::End(uint64_t id, TimeMs now) {
   ends_.erase({run.end, id});
   // The projection gives way to what the run really spent today.
   const TimeMs today = day_ * kDay;
-  const double spent_today =
-      run.rate.per_hour * static_cast<double>(now - std::max(run.start, today)) / kHour;
+  const Micro spent_today =
+      CostOver(run.rate.per_hour, std::max<Millis>(0, now - std::max(run.start, today)));
   Commit(run, -1);
   const std::vector<size_t> slots = Slots(run.key, run.rate.elastic);
   for (size_t s : slots)
-    slots_[s].committed[day_] += std::max(0.0, spent_today);
+    slots_[s].committed[day_] += spent_today;
 
-  const double hours = static_cast<double>(std::max<Millis>(0, now - run.start)) / kHour;
-  const double cost = run.rate.per_hour * hours;
+  const Millis ran = std::max<Millis>(0, now - run.start);
+  const Micro cost = CostOver(run.rate.per_hour, ran);
   total_ += cost;
   for (std::optional<TenantId> t = run.key.tenant; t; t = spec_.tenant(*t).parent)
     by_tenant_[spec_.tenant(*t).path] += cost;
   for (const RunRate::Part& part : run.rate.parts) {
-    by_cluster_[spec_.clusters[part.cluster].name] += part.per_hour * hours;
+    const Micro spent = CostOver(part.per_hour, ran);
+    by_cluster_[spec_.clusters[part.cluster].name] += spent;
     by_model_[part.model < 0 ? "cpu" : spec_.device_models[static_cast<size_t>(part.model)].name] +=
-        part.per_hour * hours;
+        spent;
   }
   // Spend by calendar day, for every budget the run is charged to.
   for (TimeMs from = run.start; from < now;) {
     const int64_t day = DayOf(from);
     const TimeMs to = std::min(now, (day + 1) * kDay);
-    const double spent = run.rate.per_hour * static_cast<double>(to - from) / kHour;
+    const Micro spent = CostOver(run.rate.per_hour, to - from);
     for (size_t s : slots) {
       BudgetUse& use = budgets_[slots_[s].name];
       use.by_day[day] += spent;

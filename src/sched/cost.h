@@ -1,4 +1,6 @@
-// Cost accounting and daily budgets (docs/governance.md).
+// Cost accounting and daily budgets (docs/governance.md), in fixed point: rates and what is
+// spent in micro-units of the currency (common/quantity.h), so that sums and budget checks
+// are exact and the same on every machine.
 //
 // A run costs, per hour, the sum over its devices of share x the cluster's price per
 // device-hour of the model (CPU-only tasks: cores x the cluster's price per core-hour; CPU on
@@ -34,13 +36,16 @@ namespace tessera {
 // The first midnight (of the engine clock's UTC days) after `now`.
 TimeMs NextMidnight(TimeMs now);
 
-// What one run costs per hour (currency units), and where.
+// What a rate of `per_hour` costs over `ms`, rounded to the micro-unit (half up). `ms` >= 0.
+Micro CostOver(Micro per_hour, Millis ms);
+
+// What one run costs per hour (micro-units of the currency), and where.
 struct RunRate {
-  double per_hour = 0;
+  Micro per_hour = 0;
   struct Part {
     uint32_t cluster = 0;
     int32_t model = -1;  // -1: CPU
-    double per_hour = 0;
+    Micro per_hour = 0;
   };
   std::vector<Part> parts;
   bool elastic = false;  // it runs on an elastic cluster
@@ -78,17 +83,17 @@ class CostLedger {
   void Begin(uint64_t id, const BudgetKey& key, const RunRate& rate, TimeMs now, TimeMs end);
   void End(uint64_t id, TimeMs now);
 
-  // Totals of ended runs (currency units).
-  double total() const { return total_; }
-  const std::map<std::string, double>& by_tenant() const { return by_tenant_; }  // every level
-  const std::map<std::string, double>& by_cluster() const { return by_cluster_; }
-  const std::map<std::string, double>& by_model() const { return by_model_; }
+  // Totals of ended runs (micro-units, each run's cost rounded to one).
+  Micro total() const { return total_; }
+  const std::map<std::string, Micro>& by_tenant() const { return by_tenant_; }  // every level
+  const std::map<std::string, Micro>& by_cluster() const { return by_cluster_; }
+  const std::map<std::string, Micro>& by_model() const { return by_model_; }
   // Per budget (tenant path, or "burst:<rule>:<tenant path>"): its daily budget and the most
   // it spent on one day.
   struct BudgetUse {
-    double per_day = 0;
-    double max_day = 0;
-    std::map<int64_t, double> by_day;
+    Micro per_day = 0;
+    Micro max_day = 0;
+    std::map<int64_t, Micro> by_day;
   };
   const std::map<std::string, BudgetUse>& budgets() const { return budgets_; }
 
@@ -96,7 +101,7 @@ class CostLedger {
   // What a run will spend on each day from `first_day` on (counted in those days' commitments).
   struct Projection {
     int64_t first_day = 0;
-    std::vector<double> by_day;
+    std::vector<Micro> by_day;
   };
   struct Run {
     BudgetKey key;
@@ -107,32 +112,32 @@ class CostLedger {
   // Budget slots: a tenant with a budget, or a (burst rule, tenant) pair.
   struct Slot {
     std::string name;
-    double per_day = 0;
-    std::map<int64_t, double> committed;  // by day, today on
-    double On(int64_t day) const {
+    Micro per_day = 0;
+    std::map<int64_t, Micro> committed;  // by day, today on
+    Micro On(int64_t day) const {
       auto it = committed.find(day);
-      return it == committed.end() ? 0.0 : it->second;
+      return it == committed.end() ? 0 : it->second;
     }
   };
   // The slots a run of `key` is charged to (elastic: with its burst slot, once registered).
   std::vector<size_t> Slots(const BudgetKey& key, bool elastic) const;
   // Its cost on each day from today until its end (until midnight when it has none).
   Projection Project(const Run& run) const;
-  void Commit(const Run& run, double sign);
+  void Commit(const Run& run, int sign);
 
   const Spec& spec_;
   const CellState& cell_;
-  std::vector<std::vector<double>> price_;  // [cluster][model], currency per device-hour
-  std::vector<double> cpu_price_;           // [cluster], per core-hour
-  bool priced_ = false;                     // any cluster declares a price
+  std::vector<std::vector<Milli>> price_;  // [cluster][model], milli-units per device-hour
+  std::vector<Milli> cpu_price_;           // [cluster], per core-hour
+  bool priced_ = false;                    // any cluster declares a price
   int64_t day_ = 0;
   std::map<uint64_t, Run> runs_;
   std::set<std::pair<TimeMs, uint64_t>> ends_;  // (estimated end, run) of runs with an estimate
   std::vector<Slot> slots_;
   std::vector<std::optional<size_t>> tenant_slot_;             // by tenant
   std::map<std::pair<int32_t, uint32_t>, size_t> burst_slot_;  // (rule, tenant)
-  double total_ = 0;
-  std::map<std::string, double> by_tenant_, by_cluster_, by_model_;
+  Micro total_ = 0;
+  std::map<std::string, Micro> by_tenant_, by_cluster_, by_model_;
   std::map<std::string, BudgetUse> budgets_;
 };
 

@@ -20,7 +20,7 @@ void Accounting::Open(int64_t job, const std::string& tenant, TimeMs start, cons
     row.cluster = spec.clusters[part.cluster].name;
     row.model = part.model < 0 ? "cpu" : spec.model(DeviceModelId(part.model)).name;
     row.start = start;
-    row.per_hour = part.per_hour;
+    row.per_hour = MicroUnits(part.per_hour);
     open_[job].push_back(row.id);
     store_.InsertCost(std::move(row));
   }
@@ -28,7 +28,7 @@ void Accounting::Open(int64_t job, const std::string& tenant, TimeMs start, cons
 
 void Accounting::Reopen(int64_t job, const RunRate& rate, std::vector<ResumedRuns::Cost>& into) {
   for (const RunRate::Part& part : rate.parts) {
-    into.push_back({++last_row_, part.cluster, part.model, part.per_hour});
+    into.push_back({++last_row_, part.cluster, part.model, MicroUnits(part.per_hour)});
     open_[job].push_back(last_row_);
   }
 }

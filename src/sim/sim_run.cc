@@ -402,20 +402,20 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
                    {"value", Round3(jain)},
                    {"tenants", fair_tenants}};
   const CostLedger& ledger = engine.ledger();
-  auto rounded = [](const std::map<std::string, double>& by) {
+  auto rounded = [](const std::map<std::string, Micro>& by) {
     json out = json::object();
     for (const auto& [name, v] : by)
-      out[name] = Round3(v);
+      out[name] = Round3(MicroUnits(v));
     return out;
   };
   json budgets = json::object();
   for (const auto& [name, use] : ledger.budgets()) {
-    budgets[name] = {{"per_day", Round3(use.per_day)},
-                     {"max_day", Round3(use.max_day)},
-                     {"within", use.max_day <= use.per_day + 1e-6}};
+    budgets[name] = {{"per_day", Round3(MicroUnits(use.per_day))},
+                     {"max_day", Round3(MicroUnits(use.max_day))},
+                     {"within", use.max_day <= use.per_day}};
   }
   m["cost"] = {{"currency", spec.currency},
-               {"total", Round3(ledger.total())},
+               {"total", Round3(MicroUnits(ledger.total()))},
                {"by_tenant", rounded(ledger.by_tenant())},
                {"by_cluster", rounded(ledger.by_cluster())},
                {"by_model", rounded(ledger.by_model())},

@@ -93,12 +93,12 @@ TEST_F(Budgets, ARunCostsDeviceHoursTimesThePriceByTenantClusterAndModel) {
   h.Finish(id, 2 * kHour);
   h.RunUntil(2 * kHour);
   const CostLedger& ledger = h.engine->ledger();
-  EXPECT_DOUBLE_EQ(ledger.total(), 80.0);
-  EXPECT_DOUBLE_EQ(ledger.by_tenant().at("org/a"), 80.0);
-  EXPECT_DOUBLE_EQ(ledger.by_tenant().at("org"), 80.0);
-  EXPECT_DOUBLE_EQ(ledger.by_cluster().at("ded"), 80.0);
-  EXPECT_DOUBLE_EQ(ledger.by_model().at("G1"), 80.0);
-  EXPECT_DOUBLE_EQ(ledger.budgets().at("org/a").max_day, 80.0);
+  EXPECT_EQ(ledger.total(), 80 * kMicroPerUnit);
+  EXPECT_EQ(ledger.by_tenant().at("org/a"), 80 * kMicroPerUnit);
+  EXPECT_EQ(ledger.by_tenant().at("org"), 80 * kMicroPerUnit);
+  EXPECT_EQ(ledger.by_cluster().at("ded"), 80 * kMicroPerUnit);
+  EXPECT_EQ(ledger.by_model().at("G1"), 80 * kMicroPerUnit);
+  EXPECT_EQ(ledger.budgets().at("org/a").max_day, 80 * kMicroPerUnit);
 }
 
 TEST_F(Budgets, ARunPastItsEstimateIsCommittedUntilMidnight) {
@@ -118,7 +118,7 @@ TEST_F(Budgets, ARunPastItsEstimateIsCommittedUntilMidnight) {
   EXPECT_TRUE(h.engine->job(small).running()) << h.engine->job(small).detail;
   h.Finish(small, 7 * kHour);
   h.RunUntil(7 * kHour);
-  EXPECT_DOUBLE_EQ(h.engine->ledger().budgets().at("org/a").max_day, 280.0);
+  EXPECT_EQ(h.engine->ledger().budgets().at("org/a").max_day, 280 * kMicroPerUnit);
 }
 
 TEST_F(Budgets, ATenantWhoseBudgetIsCommittedWaitsUntilMidnight) {
@@ -148,8 +148,8 @@ TEST_F(Budgets, ATenantWhoseBudgetIsCommittedWaitsUntilMidnight) {
   EXPECT_TRUE(h.engine->job(three).running()) << h.engine->job(three).detail;
   h.Finish(three, 34 * kHour);
   h.RunUntil(34 * kHour);
-  EXPECT_DOUBLE_EQ(h.engine->ledger().budgets().at("org/a").max_day, 800.0);
-  EXPECT_DOUBLE_EQ(h.engine->ledger().budgets().at("org/a").by_day.at(1), 400.0);
+  EXPECT_EQ(h.engine->ledger().budgets().at("org/a").max_day, 800 * kMicroPerUnit);
+  EXPECT_EQ(h.engine->ledger().budgets().at("org/a").by_day.at(1), 400 * kMicroPerUnit);
 }
 
 TEST_F(Budgets, ARunIsAdmittedOnlyIfTomorrowsBudgetHoldsItToo) {

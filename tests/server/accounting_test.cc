@@ -17,11 +17,11 @@ constexpr TimeMs kHour = 3600 * 1000;
 class AccountingTest : public ::testing::Test {
  protected:
   // One device-model part on the first cluster at `per_hour`, and a CPU part beside it.
-  RunRate Rate(double per_hour) const {
+  RunRate Rate(int64_t per_hour) const {
     RunRate r;
-    r.parts.push_back({0, 0, per_hour});
-    r.parts.push_back({0, -1, 1.0});
-    r.per_hour = per_hour + 1.0;
+    r.parts.push_back({0, 0, per_hour * kMicroPerUnit});
+    r.parts.push_back({0, -1, kMicroPerUnit});
+    r.per_hour = (per_hour + 1) * kMicroPerUnit;
     return r;
   }
   json Spend(const Caller& caller, const std::string& by, TimeMs until, TimeMs now) {
@@ -38,9 +38,9 @@ class AccountingTest : public ::testing::Test {
 
 TEST_F(AccountingTest, ARunsRowsOpenAtItsStartAndCloseAtItsEnd) {
   book_.Resume(40);  // rows after a restart are numbered on
-  book_.Open(1, "acme/prod", 0, Rate(2.0), spec_);
+  book_.Open(1, "acme/prod", 0, Rate(2), spec_);
   EXPECT_EQ(book_.open(1), (std::vector<int64_t>{41, 42}));
-  book_.Open(2, "acme/research/llm", 0, Rate(4.0), spec_);
+  book_.Open(2, "acme/research/llm", 0, Rate(4), spec_);
   book_.Close(1, 2 * kHour);
   EXPECT_TRUE(book_.open(1).empty());
   // Job 1: 2 h at 2 + 1; job 2: still open at 3 h, at 4 + 1.
@@ -60,8 +60,8 @@ TEST_F(AccountingTest, ARunsRowsOpenAtItsStartAndCloseAtItsEnd) {
 }
 
 TEST_F(AccountingTest, ARunThatRestartsWithoutStoppingClosesItsRowsFirst) {
-  book_.Open(1, "acme/prod", 0, Rate(2.0), spec_);
-  book_.Open(1, "acme/prod", kHour, Rate(8.0), spec_);  // moved at 1 h
+  book_.Open(1, "acme/prod", 0, Rate(2), spec_);
+  book_.Open(1, "acme/prod", kHour, Rate(8), spec_);  // moved at 1 h
   EXPECT_EQ(book_.open(1), (std::vector<int64_t>{3, 4}));
   book_.Close(1, 2 * kHour);
   EXPECT_EQ(Spend(admin_, "cluster", 10 * kHour, 10 * kHour)["total"], 3.0 + 9.0);
@@ -70,7 +70,7 @@ TEST_F(AccountingTest, ARunThatRestartsWithoutStoppingClosesItsRowsFirst) {
 TEST_F(AccountingTest, AnAdoptedRunsRowsAreNumberedForTheRestoresBatch) {
   book_.Resume(7);
   std::vector<ResumedRuns::Cost> batch;
-  book_.Reopen(3, Rate(2.0), batch);
+  book_.Reopen(3, Rate(2), batch);
   ASSERT_EQ(batch.size(), 2u);
   EXPECT_EQ(batch[0].id, 8);
   EXPECT_EQ(batch[1].id, 9);
@@ -79,8 +79,8 @@ TEST_F(AccountingTest, AnAdoptedRunsRowsAreNumberedForTheRestoresBatch) {
 }
 
 TEST_F(AccountingTest, AMemberSeesOnlyItsSubtreesSpending) {
-  book_.Open(1, "acme/prod", 0, Rate(2.0), spec_);
-  book_.Open(2, "acme/research/llm", 0, Rate(4.0), spec_);
+  book_.Open(1, "acme/prod", 0, Rate(2), spec_);
+  book_.Open(2, "acme/research/llm", 0, Rate(4), spec_);
   Caller member{"m", Role::kMember, "acme/research", ""};
   json mine = Spend(member, "project", kHour, kHour);
   ASSERT_EQ(mine["items"].size(), 1u);
