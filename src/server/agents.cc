@@ -31,8 +31,9 @@ void Daemon::EndRun(const RunOutcome& o, TimeMs now) {
 }
 
 void Daemon::ApplySlurm(TimeMs now) {
-  if (!slurm_) return;
-  for (SlurmEvent& e : slurm_->Take()) {
+  SlurmClusters* slurm = backends_->slurm();
+  if (slurm == nullptr) return;
+  for (SlurmEvent& e : slurm->Take()) {
     auto node = core_->node_index.find(e.node);
     switch (e.kind) {
       case SlurmEvent::Kind::kRunEnded:
@@ -73,9 +74,9 @@ void Daemon::ApplyAgents() {
   for (uint32_t n = 0; n < cell.node_count(); ++n) {
     if (spec_->clusters[cell.node(n).cluster].backend != BackendKind::kLocal) continue;
     const std::string& name = cell.node_name(n);
-    if (agents_->Live(name)) continue;
+    if (backends_->agents().Live(name)) continue;
     if (cell.node(n).tasks > 0) {
-      agents_->Expect(name, now);  // its agent has lost_after to come back to its runs
+      backends_->agents().Expect(name, now);  // its agent has lost_after to come back to its runs
     } else {
       engine_->NodeLost(n, now);  // out of service until its agent registers
     }
@@ -83,7 +84,7 @@ void Daemon::ApplyAgents() {
 }
 
 void Daemon::CheckAgents(TimeMs now) {
-  for (const std::string& name : agents_->Expired(now)) {
+  for (const std::string& name : backends_->agents().Expired(now)) {
     auto it = core_->node_index.find(name);
     if (it != core_->node_index.end()) engine_->NodeLost(it->second, now);
   }
@@ -113,7 +114,7 @@ Result<std::string> Daemon::AgentSync(const Caller& caller, const std::string& n
   auto request = ReadSyncRequest(body);
   if (!request.ok()) return request.status();
   TimeMs now = clock_.Now();
-  auto report = agents_->Report(node, *request, now);
+  auto report = backends_->agents().Report(node, *request, now);
   if (!report.ok()) return report.status();
   // The tails of ended tasks go to the store, durable before the exits are acknowledged: a
   // restarted daemon shows them though the agents sent them to this one. (An exit is reported,
@@ -121,7 +122,7 @@ Result<std::string> Daemon::AgentSync(const Caller& caller, const std::string& n
   bool kept = false;
   for (const TaskReport& t : request->tasks) {
     if (t.phase != TaskPhase::kExited) continue;
-    std::optional<std::string> tail = agents_->Log(t.key);
+    std::optional<std::string> tail = backends_->agents().Log(t.key);
     if (!tail || tail->empty()) continue;  // no output
     store_->PutTaskLog(t.key.job, t.key.run, t.key.task, std::move(*tail));
     kept = true;
@@ -141,7 +142,7 @@ Result<std::string> Daemon::AgentSync(const Caller& caller, const std::string& n
     if (it != core_->node_index.end()) ReportUtilization(it->second, request->telemetry, now);
     Poke();
   }
-  SyncAnswer answer = agents_->Wait(node, request->known_version, request->wait_ms);
+  SyncAnswer answer = backends_->agents().Wait(node, request->known_version, request->wait_ms);
   return ToJson(answer).dump();
 }
 
@@ -198,8 +199,8 @@ Result<json> Daemon::TaskLog(const Caller& caller, const std::string& ref,
     }
   }
   TaskKey key{id, run.value_or(current), task};
-  std::optional<std::string> log = slurm_ ? slurm_->Log(key) : std::nullopt;
-  if (!log) log = agents_->Log(key);
+  std::optional<std::string> log = backends_->slurm() ? backends_->slurm()->Log(key) : std::nullopt;
+  if (!log) log = backends_->agents().Log(key);
   if (!log) {
     auto kept = store_->QueryTaskLog(key.job, key.run, key.task);  // an ended task's
     if (!kept.ok()) return kept.status();
@@ -227,7 +228,7 @@ std::vector<Gauge> Daemon::AgentGauges() const {
     if (spec_->clusters[cell.node(n).cluster].backend != BackendKind::kLocal) continue;
     const std::string& name = cell.node_name(n);
     const std::string node = "node=\"" + LabelValue(name) + "\"";
-    nlohmann::json status = agents_->NodeStatus(name);
+    nlohmann::json status = backends_->agents().NodeStatus(name);
     up.samples.push_back({node, status.is_object() && status["live"].get<bool>() ? 1.0 : 0.0});
     if (!status.is_object()) continue;
     cpu.samples.push_back({node, status["cpu_used"].get<double>() / kMilliPerUnit});

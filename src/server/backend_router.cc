@@ -24,7 +24,7 @@ BackendKind BackendRouter::KindOf(const JobRecord& job) const {
 void BackendRouter::Launch(const JobRecord& job, TimeMs now) {
   switch (KindOf(job)) {
     case BackendKind::kLocal:
-      return agents_.Assign(OrderOf(job));
+      return agents_->Assign(OrderOf(job));
     case BackendKind::kSlurm: {
       const std::string& cluster =
           spec_->clusters[cell_->node(job.placements[0].node).cluster].name;
@@ -39,7 +39,7 @@ void BackendRouter::Stop(const JobRecord& job, TimeMs now) {
   const BackendKind kind = KindOf(job);
   if (kind != BackendKind::kLocal && kind != BackendKind::kSlurm) return emulated_.Stop(job, now);
   const RunKey key = key_of_(job);
-  if (kind == BackendKind::kLocal) return agents_.Stop(key.job, key.run, job.stop_grace);
+  if (kind == BackendKind::kLocal) return agents_->Stop(key.job, key.run, job.stop_grace);
   slurm_->Stop(key.job, key.run, job.stop_grace);
 }
 

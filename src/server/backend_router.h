@@ -4,11 +4,16 @@
 // backends share (backends/run_order.h): the daemon's job id and the run's number, the
 // command, each task's node, devices and host user.
 //
-// Thread-safety: none; the engine's thread calls it (under the daemon's mutex).
+// It owns the backends: the emulated timers, the agent hub (whose syncs the API's threads
+// serve) and the Slurm clusters (whose poller is a thread of theirs).
+//
+// Thread-safety: Launch and Stop run on the engine's thread (under the daemon's mutex); the
+// agent hub and the Slurm clusters are thread-safe themselves.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "backends/local/agent_hub.h"
@@ -16,6 +21,7 @@
 #include "engine/ports.h"
 #include "model/spec.h"
 #include "sched/cell_state.h"
+#include "server/emulated_backend.h"
 
 namespace tessera {
 
@@ -28,16 +34,25 @@ class BackendRouter final : public Backend {
   };
   using KeyOf = std::function<RunKey(const JobRecord&)>;
 
-  BackendRouter(AgentHub& agents, Backend& emulated, KeyOf key_of)
-      : agents_(agents), emulated_(emulated), key_of_(std::move(key_of)) {}
+  // The run key of a job comes from `key_of`: the daemon's job book is the one place that
+  // numbers runs (restarts before this engine included), so the router asks it rather than
+  // keeping a copy that a reload or a restore would have to mend.
+  BackendRouter(std::unique_ptr<AgentHub> agents, KeyOf key_of)
+      : agents_(std::move(agents)), key_of_(std::move(key_of)) {}
 
   // The configuration and the engine's cell in force (set again on every reload).
   void Use(const Spec& spec, const CellState& cell) {
     spec_ = &spec;
     cell_ = &cell;
   }
-  // Slurm's clusters, when the configuration has any.
-  void UseSlurm(SlurmClusters* slurm) { slurm_ = slurm; }
+  // Slurm's clusters, when the configuration has any; null stops and frees them.
+  void UseSlurm(std::unique_ptr<SlurmClusters> slurm) { slurm_ = std::move(slurm); }
+
+  EmulatedBackend& emulated() { return emulated_; }
+  AgentHub& agents() { return *agents_; }
+  const AgentHub& agents() const { return *agents_; }
+  // Null without slurm clusters.
+  SlurmClusters* slurm() const { return slurm_.get(); }
 
   void Launch(const JobRecord& job, TimeMs now) override;
   void Stop(const JobRecord& job, TimeMs now) override;
@@ -50,10 +65,10 @@ class BackendRouter final : public Backend {
   static std::vector<SlurmTaskShape> ShapesOf(const JobRecord& job);
 
  private:
-  AgentHub& agents_;
-  Backend& emulated_;
+  EmulatedBackend emulated_;
+  std::unique_ptr<AgentHub> agents_;
   KeyOf key_of_;
-  SlurmClusters* slurm_ = nullptr;
+  std::unique_ptr<SlurmClusters> slurm_;
   const Spec* spec_ = nullptr;
   const CellState* cell_ = nullptr;
 };

@@ -65,7 +65,12 @@ Daemon::Daemon(std::shared_ptr<const Spec> spec, std::unique_ptr<DurableStore> s
   AgentHubOptions hub;
   hub.heartbeat = options_.agent_heartbeat;
   hub.lost_after = options_.agent_lost_after;
-  agents_ = std::make_unique<AgentHub>(hub, NewToken().substr(4, 12));
+  backends_ = std::make_unique<BackendRouter>(
+      std::make_unique<AgentHub>(hub, NewToken().substr(4, 12)), [this](const JobRecord& job) {
+        mu_.AssertHeld();  // the engine sends its orders on its thread, which holds mu_
+        const int64_t id = book_.IdOf(job.id);
+        return BackendRouter::RunKey{id, book_.restart_base(id) + job.restarts};
+      });
   // Failing writes (a full disk) are an error line naming the store, once; their recovery too.
   store_->SetHealthLog([this](bool degraded, const std::string& message) {
     if (degraded) {
@@ -112,7 +117,7 @@ void Daemon::Install(std::unique_ptr<Core> core) {
   const CellState& cell = engine_->cell();
   for (uint32_t n = 0; n < cell.node_count(); ++n) {
     if (spec_->clusters[cell.node(n).cluster].backend == BackendKind::kLocal) {
-      agents_->AddNode(cell.node_name(n));
+      backends_->agents().AddNode(cell.node_name(n));
     }
   }
 }
@@ -138,7 +143,7 @@ Daemon::~Daemon() {
   }
   cv_.notify_all();
   done_cv_.notify_all();
-  agents_->Shutdown();
+  backends_->agents().Shutdown();
   if (loop_.joinable()) loop_.join();
   {
     MutexLock lock(mu_);
@@ -146,8 +151,7 @@ Daemon::~Daemon() {
   }
   view_cv_.notify_all();
   if (view_.joinable()) view_.join();
-  if (backends_) backends_->UseSlurm(nullptr);
-  slurm_.reset();
+  backends_->UseSlurm(nullptr);
   store_->Flush().wait();
 }
 

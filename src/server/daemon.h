@@ -188,7 +188,7 @@ class Daemon {
   Result<nlohmann::ordered_json> TaskLog(const Caller& caller, const std::string& ref,
                                          const std::string& tenant, int task,
                                          std::optional<int> run);
-  AgentHub& agents() { return *agents_; }
+  AgentHub& agents() { return backends_->agents(); }
 
   // The configuration in force (a reload replaces it; the pointer keeps it alive).
   std::shared_ptr<const Spec> spec() const;
@@ -409,11 +409,9 @@ class Daemon {
   StartTimes start_times_;
 
   SeededRng rng_;
-  EmulatedBackend backend_;
-  std::unique_ptr<AgentHub> agents_;
-  std::unique_ptr<BackendRouter> backends_;  // routes runs to backend_, agents_ or slurm_
+  // Routes runs to the emulated timers, the node agents or Slurm, and owns all three.
+  std::unique_ptr<BackendRouter> backends_;
   std::map<int64_t, std::string> fail_detail_ GUARDED_BY(mu_);  // why a run failed, as agents said
-  std::unique_ptr<SlurmClusters> slurm_;                        // null without slurm clusters
   std::set<std::string> unreachable_ GUARDED_BY(mu_);           // slurm clusters out of touch
   struct RunUtilization {
     uint64_t generation = 0;

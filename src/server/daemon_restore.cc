@@ -171,13 +171,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<Durable
   d->port_ = std::make_unique<StorePort>(*d);
   d->sink_ = std::make_unique<Sink>();
   d->replicas_ = std::make_unique<Replicas>(*d);
-  d->backend_.SetSink(d->sink_.get());
-  d->backends_ = std::make_unique<BackendRouter>(
-      *d->agents_, d->backend_, [p = d.get()](const JobRecord& job) {
-        p->mu_.AssertHeld();  // the engine sends its orders on its thread, which holds mu_
-        const int64_t id = p->book_.IdOf(job.id);
-        return BackendRouter::RunKey{id, p->book_.restart_base(id) + job.restarts};
-      });
+  d->backends_->emulated().SetSink(d->sink_.get());
   std::vector<SlurmClusterConfig> slurm;
   for (const Cluster& c : d->spec_->clusters) {
     if (c.backend != BackendKind::kSlurm) continue;
@@ -195,11 +189,10 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<Durable
   }
   if (!slurm.empty()) {
     Daemon* p = d.get();
-    d->slurm_ = std::make_unique<SlurmClusters>(std::move(slurm), [p] {
+    d->backends_->UseSlurm(std::make_unique<SlurmClusters>(std::move(slurm), [p] {
       MutexLock lock(p->mu_);
       p->Poke();
-    });
-    d->backends_->UseSlurm(d->slurm_.get());
+    }));
   }
   auto core = d->MakeCore(d->spec_);
   if (!core.ok()) return core.status();

@@ -64,8 +64,9 @@ json Daemon::Clusters() const {
 }
 
 json Daemon::SlurmNodeJson(uint32_t n) const {
-  std::optional<SlurmNode> s =
-      slurm_ ? slurm_->NodeInfo(engine_->cell().node_name(n)) : std::nullopt;
+  std::optional<SlurmNode> s = backends_->slurm()
+                                   ? backends_->slurm()->NodeInfo(engine_->cell().node_name(n))
+                                   : std::nullopt;
   if (!s) return nullptr;
   json out = {
       {"state", s->state}, {"cpus", s->cpus}, {"memory_mib", s->memory_mb}, {"gpus", s->gpus}};
@@ -102,7 +103,7 @@ json Daemon::NodeJson(const Caller& caller, uint32_t n) const {
     if (caller.MaySee(j.tenant)) jobs.push_back({{"id", j.id}, {"name", j.name}});
   }
   bool draining = flags_.count(cell.node_name(n)) && flags_.at(cell.node_name(n)).draining;
-  json agent = json(agents_->NodeStatus(cell.node_name(n)));
+  json agent = json(backends_->agents().NodeStatus(cell.node_name(n)));
   // The agent's id is the fleet's operators' to see (it names the process that answers for the
   // node); members and viewers see the node's health without it.
   if (agent.is_object() && !caller.MayAdministerFleet()) agent.erase("agent");
@@ -135,12 +136,13 @@ json Daemon::NodeJson(const Caller& caller, uint32_t n) const {
 
 std::string Daemon::DownReason(uint32_t n) const {
   const std::string& name = engine_->cell().node_name(n);
-  if (std::optional<SlurmNode> sn = slurm_ ? slurm_->NodeInfo(name) : std::nullopt) {
+  if (std::optional<SlurmNode> sn =
+          backends_->slurm() ? backends_->slurm()->NodeInfo(name) : std::nullopt) {
     return " (Slurm says " + sn->state + ")";
   }
   const Cluster& c = spec_->clusters[engine_->cell().node(n).cluster];
   if (c.backend == BackendKind::kLocal) {
-    json agent = json(agents_->NodeStatus(name));
+    json agent = json(backends_->agents().NodeStatus(name));
     if (!agent.is_object()) return " (no agent has synced it)";
     if (agent.value("live", false) == false) return " (its agent went silent)";
   }

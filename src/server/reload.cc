@@ -93,7 +93,8 @@ Result<Daemon::ReloadCounts> Daemon::SwapEngine(std::shared_ptr<const Spec> spec
     if (adopted.ok()) {
       ++counts.resumed;
     } else {
-      agents_->Stop(row.id, book_.restart_base(row.id), 0);  // an agent's task of the old run
+      backends_->agents().Stop(row.id, book_.restart_base(row.id),
+                               0);  // an agent's task of the old run
       ++book_.restart_base(row.id);
       accounting_.Close(row.id, now);
       json note = {{"note", "the run could not go on where it was: " + adopted.message()}};

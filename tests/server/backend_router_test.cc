@@ -52,7 +52,7 @@ class BackendRouterTest : public ::testing::Test {
     cell_ = std::make_unique<CellState>(std::move(*cell));
     for (uint32_t n = 0; n < cell_->node_count(); ++n)
       hub_.AddNode(cell_->node_name(n));
-    emulated_.SetSink(&posted_);
+    router_.emulated().SetSink(&posted_);
     router_.Use(*spec_, *cell_);
   }
 
@@ -84,14 +84,14 @@ class BackendRouterTest : public ::testing::Test {
 
   std::unique_ptr<Spec> spec_;
   std::unique_ptr<CellState> cell_;
-  AgentHub hub_{AgentHubOptions{}, "epoch"};
-  EmulatedBackend emulated_;
   Posted posted_;
   std::vector<const JobRecord*> keyed_;
-  BackendRouter router_{hub_, emulated_, [this](const JobRecord& j) {
+  BackendRouter router_{std::make_unique<AgentHub>(AgentHubOptions{}, "epoch"),
+                        [this](const JobRecord& j) {
                           keyed_.push_back(&j);
                           return BackendRouter::RunKey{41, 5 + j.restarts};
                         }};
+  AgentHub& hub_ = router_.agents();
 };
 
 TEST_F(BackendRouterTest, ARunOnALocalClusterIsAnOrderToItsAgents) {
