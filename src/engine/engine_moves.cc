@@ -12,6 +12,7 @@
 #include "engine/engine_cycle.h"
 #include "sched/constraints.h"
 #include "sched/fleet_view.h"
+#include "sched/migration.h"
 #include "sched/policy_match.h"
 
 namespace tessera {
@@ -19,16 +20,9 @@ namespace tessera {
 // Heterogeneity-aware policies move running jobs onto faster device models that would
 // otherwise stand idle: only when every pending job has had its turn and none is blocked (so
 // no waiting job wanted those devices), only preemptible jobs (a move is a restart from the
-// last checkpoint), and only when the time saved on the rest of the run outweighs twice the
-// work the restart throws away. Largest speed-up first.
+// last checkpoint), and only moves that pay (sched/migration.h). Largest speed-up first.
 void Engine::MigrateToFasterModels(CycleState& cs) {
-  struct Candidate {
-    double gain;
-    uint64_t key;
-    uint32_t id;
-    Milli speed;
-  };
-  std::vector<Candidate> candidates;
+  std::vector<MoveCandidate> candidates;
   for (uint32_t id : slow_) {  // running jobs at least 1.25x faster elsewhere
     const JobRecord& j = jobs_[id];
     const Compiled& c = *compiled_[id];
@@ -38,24 +32,16 @@ void Engine::MigrateToFasterModels(CycleState& cs) {
     candidates.push_back(
         {static_cast<double>(best) / static_cast<double>(now_speed), j.key, id, now_speed});
   }
-  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-    return a.gain != b.gain ? a.gain > b.gain : a.key < b.key;
-  });
-  for (const Candidate& cand : candidates) {
+  OrderMoveCandidates(candidates);
+  for (const MoveCandidate& cand : candidates) {
     JobRecord& j = jobs_[cand.id];
     Compiled& c = *compiled_[cand.id];
-    // The rest of the run at today's speed, by the estimate (unknown: assume it is long).
-    double rest =
-        j.job.runtime ? static_cast<double>(std::max<Millis>(0, *j.job.runtime - j.kept_ms)) : 1e18;
-    rest *= static_cast<double>(kMilliPerUnit) / static_cast<double>(cand.speed);
-    double lost =
-        static_cast<double>(LostSinceCheckpoint(j.last_start, cs.now, j.job.checkpoint_interval));
+    const Millis lost = LostSinceCheckpoint(j.last_start, cs.now, j.job.checkpoint_interval);
     for (uint16_t m : c.by_speed) {
       Milli faster = c.speed_of[m];
-      if (faster * 4 < cand.speed * 5) break;
+      if (!FastEnoughToMove(faster, cand.speed)) break;
       if (free_by_model_[m] < j.device_milli) continue;
-      double saved = rest * (1.0 - static_cast<double>(cand.speed) / static_cast<double>(faster));
-      if (saved <= 2 * lost + 60.0 * 1000) continue;
+      if (!MovePays(MoveSaving(j.job.runtime, j.kept_ms, cand.speed, faster), lost)) continue;
       std::vector<Milli> held = PerModel(j.placements);
       quotas_.Refund(j.job.tenant, held);
       QuotaVerdict v = quotas_.Check(j.job.tenant, RequestPerModel(j, m));
@@ -102,7 +88,7 @@ void Engine::TrackRunning(const JobRecord& j, bool running) {
   if (j.preemptible) preemptible_by_priority_.Insert(klass, id);
   c.run_speed = RunSpeed(j);
   if (c.by_speed.size() >= 2 && c.run_speed > 0 &&
-      c.speed_of[c.by_speed.front()] * 4 >= c.run_speed * 5) {
+      FastEnoughToMove(c.speed_of[c.by_speed.front()], c.run_speed)) {
     slow_.insert(id);
   }
 }
