@@ -44,6 +44,7 @@
 #include "sched/gang.h"
 #include "sched/global.h"
 #include "sched/holds.h"
+#include "sched/model_order.h"
 #include "sched/placer.h"
 #include "sched/quota.h"
 #include "sched/scope.h"
@@ -178,13 +179,7 @@ class Engine final : public EventSink {
   };
   // Places the job where its quota admits it, on the models of `only` among its own.
   Admitted PlaceWithQuota(JobRecord& j, CycleState& cs, ModelMask only = kAnyAccelerator);
-  // The model masks PlaceWithQuota tries in turn, why each comes before the next (by index;
-  // null: not said), and whether the last is tried only if every other is infeasible.
-  struct ModelOrder {
-    std::vector<ModelMask> masks;
-    std::vector<const char*> whys;
-    bool mixed_last = false;
-  };
+  // The model masks PlaceWithQuota tries in turn (sched/model_order.h).
   ModelOrder MasksToTry(const JobRecord& j, const Compiled& c, ModelMask mine,
                         const CycleState& cs) const;
   // Preemption in two passes: victims of a lower class (or displaced by a preemptive
@@ -209,9 +204,7 @@ class Engine final : public EventSink {
   // Stops victim `v` (its devices released already) for `by`: back to pending, logged.
   void StopVictim(JobRecord& v, const JobRecord& by, const std::string& cause, Millis grace,
                   std::vector<Placement> placements, CycleState& cs);
-  // An agnostic job's model masks in the order the placer tries them (guaranteed, admitted,
-  // all), why each comes before the next (for the explanations), and whether the last is for
-  // telling infeasible jobs apart only.
+  // An agnostic job's model masks (sched/model_order.h: AgnosticOrder), from its quota room.
   ModelOrder AgnosticMasks(const JobRecord& j, const Compiled& c, ModelMask mine) const;
   // What the tenant's quota admits of the job now, on the models of `mask`.
   QuotaRoom QuotaRoomFor(const JobRecord& j, const Compiled& c, ModelMask mask) const;

@@ -239,26 +239,10 @@ bool Engine::TryStart(JobRecord& j, CycleState& cs) {
   return false;
 }
 
-Engine::ModelOrder Engine::MasksToTry(const JobRecord& j, const Compiled& c, ModelMask mine,
-                                      const CycleState& cs) const {
+ModelOrder Engine::MasksToTry(const JobRecord& j, const Compiled& c, ModelMask mine,
+                              const CycleState& cs) const {
   if (!ordering_.speed_aware() || c.by_speed.size() <= 1) return AgnosticMasks(j, c, mine);
-  ModelOrder order;
-  for (uint16_t m : cs.contended ? ByAdvantage(c) : c.by_speed) {
-    if ((mine >> m) & 1) {
-      order.masks.push_back(ModelMask{1} << m);
-      order.whys.push_back(cs.contended
-                               ? "each model is tried apart, where the job gains most first"
-                               : "each model is tried apart, the job's fastest first");
-    }
-  }
-  // A gang larger than any one model's devices may still run across models, at the pace of
-  // the slowest; one that fits a single model waits for it instead (tried only when every
-  // single model is infeasible).
-  if (std::popcount(mine) > 1) {
-    order.masks.push_back(mine);
-    order.mixed_last = true;
-  }
-  return order;
+  return SpeedOrder(cs.contended ? ByAdvantage(c) : c.by_speed, mine, cs.contended);
 }
 
 Engine::Admitted Engine::PlaceWithQuota(JobRecord& j, CycleState& cs, ModelMask only) {
@@ -360,40 +344,14 @@ Engine::Admitted Engine::PlaceWithQuota(JobRecord& j, CycleState& cs, ModelMask 
   return {std::nullopt, refused};
 }
 
-// An agnostic job's models in the order to try them: first those on which its tenant stays
-// within its own guarantee, then those on which the quota admits the whole job (borrowing),
-// last all of them (for a gang that may split across models, or to tell a job that fits
-// nowhere from one the quota keeps off the models where it would fit). Asking the quota
-// before the placer keeps a job from landing on a model the lending pool then refuses while
-// the models it may use fill up. True when the last mask is to be tried only if every other
-// was infeasible.
-Engine::ModelOrder Engine::AgnosticMasks(const JobRecord& j, const Compiled& c,
-                                         ModelMask mine) const {
-  ModelOrder order;
-  std::vector<ModelMask>* masks = &order.masks;
-  std::vector<const char*>* whys = &order.whys;
-  if (c.mask == 0 || std::popcount(mine) < 2) {
-    masks->push_back(mine);
-    return order;
-  }
+ModelOrder Engine::AgnosticMasks(const JobRecord& j, const Compiled& c, ModelMask mine) const {
+  if (c.mask == 0 || std::popcount(mine) < 2) return {{mine}, {}, false};
   const QuotaRoom room = QuotaRoomFor(j, c, mine);
   ModelMask own = 0;
   for (size_t m = 0; m < cell_.model_count(); ++m)
     if (((room.whole >> m) & 1) && quotas_.WithinGuarantee(j.job.tenant, RequestPerModel(j, m)))
       own |= ModelMask{1} << m;
-  if (own != 0 && own != room.whole) {
-    masks->push_back(own);
-    whys->push_back("the models within the tenant's guarantee are tried first");
-  }
-  if (room.whole != 0) {
-    masks->push_back(room.whole);
-    whys->push_back("the models the quota admits the whole job on are tried first");
-  }
-  if (room.whole == mine) return order;
-  masks->push_back(mine);
-  whys->push_back(nullptr);
-  order.mixed_last = masks->size() > 1 && j.task_count == 1;
-  return order;
+  return AgnosticOrder(mine, room.whole, own, j.task_count == 1);
 }
 
 std::vector<Milli> Engine::PerModel(const std::vector<Placement>& placements) const {
