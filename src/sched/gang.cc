@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "sched/scope.h"
 
@@ -168,6 +171,74 @@ GangResult PlaceSingle(CellState& cell, Placer& placer, const TaskShape& shape, 
   return result;
 }
 
+// The gang's groups in the order they are placed, largest task first (they have the fewest
+// places to go), and the index of each group's first task in the job's own order.
+struct GangOrder {
+  std::vector<size_t> groups;
+  std::vector<int32_t> first_task;  // by group
+};
+
+GangOrder LargestFirst(const GangRequest& gang) {
+  GangOrder o;
+  o.groups.resize(gang.groups.size());
+  std::iota(o.groups.begin(), o.groups.end(), 0);
+  std::stable_sort(o.groups.begin(), o.groups.end(), [&](size_t a, size_t b) {
+    return gang.groups[a].shape.total_milli() > gang.groups[b].shape.total_milli();
+  });
+  o.first_task.assign(gang.groups.size(), 0);
+  for (size_t gi = 1; gi < gang.groups.size(); ++gi)
+    o.first_task[gi] = o.first_task[gi - 1] + gang.groups[gi - 1].count;
+  return o;
+}
+
+// The gang's placements, proposed in `order`, in the gang's own group order.
+void InGroupOrder(const GangRequest& gang, const GangOrder& order,
+                  const std::vector<Placement>& done,
+                  std::vector<std::vector<std::pair<std::string, double>>>& parts,
+                  GangResult& result) {
+  std::vector<std::vector<size_t>> by_group(gang.groups.size());
+  size_t cursor = 0;
+  for (size_t gi : order.groups) {
+    for (int32_t t = 0; t < gang.groups[gi].count; ++t)
+      by_group[gi].push_back(cursor++);
+  }
+  for (const auto& g : by_group) {
+    for (size_t k : g) {
+      result.placements.push_back(done[k]);
+      result.parts.push_back(std::move(parts[k]));
+    }
+  }
+}
+
+// A gang no domain held: pending when some domain could hold it in an empty cell (`ever`),
+// else infeasible; why, with the filter counts of its first group placed alone and the
+// topology's `detail`.
+GangResult Unplaced(CellState& cell, Placer& placer, const GangRequest& gang, size_t first_group,
+                    bool ever, std::string detail, Rng* rng) {
+  GangResult result;
+  result.detail = std::move(detail);
+  if (gang.groups.empty()) return result;
+  PlaceResult single = placer.Place(cell, gang.groups[first_group].shape, rng);
+  if (single.outcome != PlaceOutcome::kPlaced) {
+    result.outcome = ever ? single.outcome : PlaceOutcome::kInfeasible;
+    result.why = single.why;
+    return result;
+  }
+  result.outcome = ever ? PlaceOutcome::kPending : PlaceOutcome::kInfeasible;
+  // The nodes that could host a task are too few in any one domain; the others keep the
+  // reason the filters gave them (in explain mode, where the placer counted them).
+  ReasonCounter c;
+  uint32_t topology = static_cast<uint32_t>(cell.node_count());
+  if (single.why.total_nodes > 0) {
+    for (const auto& [reason, nodes] : single.why.dropped)
+      c.Add(reason, nodes);
+    topology = single.why.feasible_nodes;
+  }
+  c.Add(Reason::kTopology, topology);
+  result.why = c.Finish(static_cast<uint32_t>(cell.node_count()), 0);
+  return result;
+}
+
 }  // namespace
 
 GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, Rng* rng) {
@@ -183,22 +254,12 @@ GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, R
       if (g.count == 1)
         return PlaceSingle(cell, placer, g.shape, gang.job, gang.prefer_within, rng);
   }
-  GangResult result;
   const ModelMask eligible = EligibleModels(cell, gang);
   // Every group of a gang shares the job's scope.
   auto in_scope = [&](uint32_t cluster) {
     return gang.groups.empty() || InScope(placer.filters(), gang.groups[0].shape, cluster);
   };
-  // Place the largest tasks first: they have the fewest places to go.
-  std::vector<size_t> order(gang.groups.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return gang.groups[a].shape.total_milli() > gang.groups[b].shape.total_milli();
-  });
-  // The index of each group's first task in the job's own order.
-  std::vector<int32_t> first_task(gang.groups.size(), 0);
-  for (size_t gi = 1; gi < gang.groups.size(); ++gi)
-    first_task[gi] = first_task[gi - 1] + gang.groups[gi - 1].count;
+  const GangOrder order = LargestFirst(gang);
   TopologyLevel loosest =
       gang.require == TopologyLevel::kAny || gang.require > TopologyLevel::kCluster
           ? TopologyLevel::kCluster
@@ -218,15 +279,15 @@ GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, R
     last_detail = "no " + std::string(TopologyLevelName(level)) + " holds the gang's " +
                   std::to_string(need.device_milli / 1000) +
                   " free devices (largest: " + std::to_string(largest / 1000) + ")";
-    for (size_t d = 0; d < fit.size(); ++d) {
+    for (const Candidate& where : fit) {
       // Propose the whole gang inside this domain; keep it only if every task found room.
       CellState::Proposal proposal(cell);
       std::vector<std::vector<std::pair<std::string, double>>> parts;
       bool ok = true;
-      for (size_t gi : order) {
+      for (size_t gi : order.groups) {
         for (int32_t t = 0; t < gang.groups[gi].count && ok; ++t) {
-          PlaceResult r = PlaceIn(cell, placer, gang.groups[gi].shape, fit[d], rng);
-          r.placement.task = {gang.job, first_task[gi] + t};
+          PlaceResult r = PlaceIn(cell, placer, gang.groups[gi].shape, where, rng);
+          r.placement.task = {gang.job, order.first_task[gi] + t};
           ok = r.outcome == PlaceOutcome::kPlaced && proposal.Add(r.placement).ok();
           if (ok) parts.push_back(std::move(r.parts));
         }
@@ -234,49 +295,16 @@ GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, R
       if (ok && level == TopologyLevel::kIsland) ok = SameIsland(cell, proposal.placements());
       if (!ok) continue;  // the proposal aborts as it goes out of scope
       proposal.Keep();
-      // Report the placements in the gang's own group order.
-      const std::vector<Placement>& done = proposal.placements();
-      std::vector<std::vector<size_t>> by_group(gang.groups.size());
-      size_t cursor = 0;
-      for (size_t gi : order) {
-        for (int32_t t = 0; t < gang.groups[gi].count; ++t)
-          by_group[gi].push_back(cursor++);
-      }
-      for (const auto& g : by_group) {
-        for (size_t k : g) {
-          result.placements.push_back(done[k]);
-          result.parts.push_back(std::move(parts[k]));
-        }
-      }
+      GangResult result;
+      InGroupOrder(gang, order, proposal.placements(), parts, result);
       result.outcome = PlaceOutcome::kPlaced;
       result.level = level;
       return result;
     }
   }
-  // Not placed: explain with the first group's filter counts and the topology detail.
-  result.detail = last_detail;
-  bool ever = FitsEmptyDomain(cell, loosest, eligible, need, in_scope);
-  if (!gang.groups.empty()) {
-    PlaceResult single = placer.Place(cell, gang.groups[order[0]].shape, rng);
-    if (single.outcome == PlaceOutcome::kPlaced) {
-      result.outcome = ever ? PlaceOutcome::kPending : PlaceOutcome::kInfeasible;
-      // The nodes that could host a task are too few in any one domain; the others keep the
-      // reason the filters gave them (in explain mode, where the placer counted them).
-      ReasonCounter c;
-      uint32_t topology = static_cast<uint32_t>(cell.node_count());
-      if (single.why.total_nodes > 0) {
-        for (const auto& [reason, nodes] : single.why.dropped)
-          c.Add(reason, nodes);
-        topology = single.why.feasible_nodes;
-      }
-      c.Add(Reason::kTopology, topology);
-      result.why = c.Finish(static_cast<uint32_t>(cell.node_count()), 0);
-    } else {
-      result.outcome = ever ? single.outcome : PlaceOutcome::kInfeasible;
-      result.why = single.why;
-    }
-  }
-  return result;
+  const bool ever = FitsEmptyDomain(cell, loosest, eligible, need, in_scope);
+  return Unplaced(cell, placer, gang, order.groups.empty() ? 0 : order.groups[0], ever,
+                  std::move(last_detail), rng);
 }
 
 }  // namespace tessera
