@@ -9,6 +9,7 @@
 #include "engine/drive.h"
 #include "engine/engine.h"
 #include "sched/fragmentation.h"
+#include "sim/run_report.h"
 #include "sim/run_stats.h"
 #include "sim/services.h"
 #include "sim/sim_backend.h"
@@ -31,42 +32,6 @@ std::vector<std::string> SimPolicyNames() {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-// The distribution as its percentiles 0, 1, ..., 100 (empty when there is nothing).
-json Percentiles(std::vector<double> v) {
-  json out = json::array();
-  if (v.empty()) return out;
-  std::sort(v.begin(), v.end());
-  for (int p = 0; p <= 100; ++p)
-    out.push_back(Round3(NearestRank(v, p)));
-  return out;
-}
-
-// The time-weighted allocated share of each model's devices over `window` ms, and of the GPUs
-// and NPUs together.
-json AllocationByModel(const Spec& spec, const std::vector<double>& area,
-                       const std::vector<Milli>& capacity, Millis window) {
-  json by_model = json::object();
-  double kind_area[2] = {0, 0}, kind_capacity[2] = {0, 0};
-  for (size_t m = 0; m < area.size(); ++m) {
-    if (capacity[m] == 0) continue;
-    const double cap = static_cast<double>(capacity[m]);
-    const double w = static_cast<double>(window);
-    by_model[spec.device_models[m].name] = {
-        {"devices", capacity[m] / kMilliPerUnit},
-        {"mean", window > 0 ? Round3(area[m] / (cap * w)) : 0.0}};
-    const DeviceKind kind = spec.device_models[m].kind;
-    if (kind == DeviceKind::kCpu) continue;
-    const int k = kind == DeviceKind::kNpu ? 1 : 0;
-    kind_area[k] += area[m];
-    kind_capacity[k] += cap * w;
-  }
-  auto share = [](double a, double c) { return c > 0 ? Round3(a / c) : 0.0; };
-  return {{"window_s", Round3(static_cast<double>(window) / 1000.0)},
-          {"gpu", share(kind_area[0], kind_capacity[0])},
-          {"npu", share(kind_area[1], kind_capacity[1])},
-          {"by_model", by_model}};
-}
 
 // Forwards the backend's reports to the engine, which exists only after the backend.
 struct Forward final : EventSink {
@@ -281,193 +246,16 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
   const TimeMs last_end = pace.last_end;
   if (options.progress) options.progress(1.0);
 
-  // ---- metrics ----
-  std::vector<double> jct, queue;
-  struct PerClass {
-    std::vector<double> jct, queue;
-    std::vector<double> queue_all;  // completed and never-finished jobs (waited until the end)
-    size_t completed = 0, unfinished = 0;
-  };
-  std::map<std::string, PerClass> per_class;
-  struct PerTenant {
-    double slowdown = 0;
-    size_t count = 0;
-    std::vector<double> jct, queue;
-    std::map<std::string, std::vector<double>> queue_by_class;
-    double device_ms = 0;  // device time of every run, restarts included
-  };
-  std::map<std::string, PerTenant> per_tenant;
-  size_t completed = 0, failed = 0, cancelled = 0, unfinished = 0;
-  std::map<std::string, size_t> pending_reasons;
-  double lost_ms = 0;
-  int64_t restarts = 0;
-  for (size_t i = 0; i < engine.job_count(); ++i) {
-    const JobRecord& j = engine.job(JobId(static_cast<uint32_t>(i)));
-    if (j.job.labels.count(kServiceLabel)) continue;  // service replicas: under `services`
-    lost_ms += j.lost_device_ms;
-    restarts += j.restarts;
-    std::string cls(WorkloadClassName(j.job.job_class));
-    per_tenant[spec.tenant(j.job.tenant).path].device_ms +=
-        static_cast<double>(j.run_ms) * static_cast<double>(j.device_milli) / 1000.0;
-    if (j.state == JobState::kSucceeded) {
-      ++completed;
-      double c = static_cast<double>(*j.finished - j.submitted) / 1000.0;
-      double q = static_cast<double>(*j.first_start - j.submitted) / 1000.0;
-      jct.push_back(c);
-      queue.push_back(q);
-      PerClass& pc = per_class[cls];
-      pc.jct.push_back(c);
-      pc.queue.push_back(q);
-      pc.queue_all.push_back(q);
-      ++pc.completed;
-      PerTenant& pt = per_tenant[spec.tenant(j.job.tenant).path];
-      pt.slowdown += static_cast<double>(*j.finished - j.submitted) /
-                     static_cast<double>(std::max<Millis>(1, j.run_ms));
-      ++pt.count;
-      pt.jct.push_back(c);
-      pt.queue.push_back(q);
-      pt.queue_by_class[cls].push_back(q);
-    } else if (j.state == JobState::kFailed) {
-      ++failed;
-    } else if (j.state == JobState::kCancelled) {
-      ++cancelled;
-    } else {
-      ++unfinished;
-      ++pending_reasons[std::string(PendingReasonCode(j.reason))];
-      // Its queueing delay is at least until it first ran, or until the run ended.
-      PerClass& pc = per_class[cls];
-      ++pc.unfinished;
-      pc.queue_all.push_back(
-          static_cast<double>(j.first_start.value_or(clock.Now()) - j.submitted) / 1000.0);
-    }
-  }
-  // Jain's index over the tenants' mean slowdowns (time in the system / time running).
-  double sum = 0, sq = 0;
-  size_t fair_tenants = 0;  // tenants with a completed job
-  for (const auto& [path, pt] : per_tenant) {
-    if (pt.count == 0) continue;
-    ++fair_tenants;
-    double s = pt.slowdown / static_cast<double>(pt.count);
-    sum += s;
-    sq += s * s;
-  }
-  double jain = fair_tenants == 0 ? 1.0 : sum * sum / (static_cast<double>(fair_tenants) * sq);
-
-  json m = json::object();
-  m["policy"] = policy.name;
-  m["backfill"] = policy.backfill;
-  m["placement"] = options.placement;
-  m["seed"] = options.seed;
-  m["jobs"] = {{"submitted", n},           {"completed", completed},
-               {"failed", failed},         {"cancelled", cancelled},
-               {"unfinished", unfinished}, {"unfinished_reasons", pending_reasons}};
-  m["tasks"] = tasks;
-  m["jct_s"] = Summary(jct);
-  m["queue_s"] = Summary(queue);
-  json classes = json::object();
-  for (auto& [cls, pc] : per_class) {
-    classes[cls] = {{"completed", pc.completed},
-                    {"unfinished", pc.unfinished},
-                    {"jct_s", Summary(pc.jct)},
-                    {"queue_s", Summary(pc.queue)},
-                    {"queue_s_all", Summary(pc.queue_all)}};
-  }
-  m["per_class"] = classes;
-  json tenants = json::object();
-  for (auto& [path, pt] : per_tenant) {
-    json by_class = json::object();
-    for (auto& [cls, q] : pt.queue_by_class)
-      by_class[cls] = Summary(q);
-    tenants[path] = {
-        {"completed", pt.count},
-        {"jct_s", Summary(pt.jct)},
-        {"queue_s", Summary(pt.queue)},
-        {"queue_s_by_class", by_class},
-        {"mean_slowdown",
-         pt.count ? json(Round3(pt.slowdown / static_cast<double>(pt.count))) : json(nullptr)},
-        {"gpu_hours", Round3(pt.device_ms / 3.6e6)}};
-  }
-  m["per_tenant"] = tenants;
-  m["cdf"] = {{"jct_s", Percentiles(jct)}, {"queue_s", Percentiles(queue)}};
-  m["gpu_alloc_ratio"] = {
-      {"mean", pace.area_healthy > 0 ? Round3(pace.area_alloc / pace.area_healthy) : 0.0}};
-  m["allocation"] =
-      AllocationByModel(spec, pace.area_model, pace.capacity_model, last_arrival - first_arrival);
-  m["makespan_s"] = Round3(static_cast<double>(last_end - first_arrival) / 1000.0);
-  m["preemptions"] = engine.counters().preemptions;
-  m["requeues"] = engine.counters().requeues;
-  m["restarts"] = restarts;
-  m["lost_gpu_hours"] = Round3(lost_ms / 3.6e6);
-  m["fairness"] = {{"index", "jain-over-tenant-mean-slowdown"},
-                   {"value", Round3(jain)},
-                   {"tenants", fair_tenants}};
-  const CostLedger& ledger = engine.ledger();
-  auto rounded = [](const std::map<std::string, Micro>& by) {
-    json out = json::object();
-    for (const auto& [name, v] : by)
-      out[name] = Round3(MicroUnits(v));
-    return out;
-  };
-  json budgets = json::object();
-  for (const auto& [name, use] : ledger.budgets()) {
-    budgets[name] = {{"per_day", Round3(MicroUnits(use.per_day))},
-                     {"max_day", Round3(MicroUnits(use.max_day))},
-                     {"within", use.max_day <= use.per_day}};
-  }
-  m["cost"] = {{"currency", spec.currency},
-               {"total", Round3(MicroUnits(ledger.total()))},
-               {"by_tenant", rounded(ledger.by_tenant())},
-               {"by_cluster", rounded(ledger.by_cluster())},
-               {"by_model", rounded(ledger.by_model())},
-               {"budgets", budgets}};
-  m["services"] = ServiceMetrics(services, engine);
-  m["engine"] = {{"cycles", engine.counters().cycles},
-                 {"placements_tried", engine.counters().placements_tried},
-                 {"starts", engine.counters().starts},
-                 {"backfilled", engine.counters().backfilled},
-                 {"migrations", engine.counters().migrations}};
-
+  const RunFacts facts{
+      spec,        policy,          options,           engine,          services,
+      n,           tasks,           first_arrival,     last_arrival,    last_end,
+      clock.Now(), pace.area_alloc, pace.area_healthy, pace.area_model, pace.capacity_model};
   SimOutcome out;
-  out.metrics = std::move(m);
+  out.metrics = RunMetrics(facts);
   out.timeseries_csv = std::move(pace.series);
   out.jobs = n;
   out.tasks = tasks;
-  std::string& log = out.decisions_jsonl;
-  for (const Decision& d : store.decisions()) {
-    json line = {{"t_s", Round3(static_cast<double>(d.time) / 1000.0)},
-                 {"kind", std::string(DecisionKindName(d.kind))},
-                 {"job", engine.job(d.job).job.name},
-                 {"reason", d.reason}};
-    if (d.kind == DecisionKind::kStart) {
-      const Job& job = engine.job(d.job).job;
-      line["submitted_s"] = Round3(static_cast<double>(engine.job(d.job).submitted) / 1000.0);
-      line["tenant"] = spec.tenant(job.tenant).path;
-      line["class"] = std::string(WorkloadClassName(job.job_class));
-      line["priority"] = job.priority;
-      line["preemptible"] = engine.job(d.job).preemptible;
-      if (!job.datasets.empty()) {
-        json read = json::array();
-        for (DatasetId ds : job.datasets)
-          read.push_back(spec.datasets[ds.value()].name);
-        line["datasets"] = read;
-      }
-      json devices = json::object();
-      for (const auto& [model, milli] : d.devices)
-        devices[spec.device_models[model].name] = Round3(static_cast<double>(milli) / 1000.0);
-      line["devices"] = devices;
-      line["level"] = std::string(TopologyLevelName(d.level));
-      json nodes = json::array();
-      for (uint32_t node : d.nodes)
-        nodes.push_back(engine.cell().node_name(node));
-      line["nodes"] = nodes;
-      if (!d.nodes.empty()) {
-        line["cluster"] = engine.spec().clusters[engine.cell().node(d.nodes.front()).cluster].name;
-      }
-      if (!d.where.empty()) line["where"] = d.where;
-    }
-    log += line.dump();
-    log += '\n';
-  }
+  out.decisions_jsonl = DecisionsJsonl(spec, engine, store.decisions());
   return out;
 }
 
