@@ -178,12 +178,101 @@ GlobalRequest MakeGlobalRequest(const Spec& spec, const RegionPaths& paths, cons
   return r;
 }
 
+namespace {
+
+// Why cluster `c` is passed over before its models are looked at; nothing when it is not.
+std::optional<Passed> ClusterGate(const Spec& spec, const ClusterSummaries& summaries,
+                                  const GlobalRequest& request, const std::vector<bool>& blocked,
+                                  uint32_t c) {
+  const JobConstraints& k = *request.constraints;
+  auto pass = [&](PassCode code, Milli have = 0, Milli need = 0) {
+    return Passed{c, code, 0, have, need};
+  };
+  if (!k.allows(ClusterId(c))) return pass(PassCode::kRule);
+  if (std::find(k.tier_order.begin(), k.tier_order.end(), spec.clusters[c].tier) ==
+      k.tier_order.end()) {
+    return pass(PassCode::kTier);
+  }
+  if (c < blocked.size() && blocked[c]) return pass(PassCode::kBlocked);
+  if (summaries.Health(c) == 0) return pass(PassCode::kUnavailable);
+  if (summaries.LargestNodeCpu(c) < request.largest_task_cpu) {
+    return pass(PassCode::kCpu, summaries.LargestNodeCpu(c), request.largest_task_cpu);
+  }
+  return std::nullopt;
+}
+
+// What a cluster has of a step's models now: in all, free, on its largest free node (and
+// leaf, when the job needs one), and their cheapest price.
+struct StepRoom {
+  Milli capacity = 0, free = 0, largest = 0, largest_leaf = 0;
+  Milli cheapest = -1;
+};
+
+StepRoom RoomFor(const ClusterSummaries& summaries, const GlobalRequest& request, uint32_t c,
+                 ModelMask models) {
+  StepRoom room;
+  room.capacity = summaries.Capacity(c, models);
+  room.free = summaries.Free(c, models);
+  for (ModelMask m = models; m != 0; m &= m - 1) {
+    uint16_t model = static_cast<uint16_t>(std::countr_zero(m));
+    room.largest = std::max(room.largest, summaries.LargestNodeFree(c, model));
+    if (request.require == TopologyLevel::kLeaf)
+      room.largest_leaf = std::max(room.largest_leaf, summaries.LargestLeafFree(c, model));
+    Milli price = summaries.Price(c, model);
+    if (room.cheapest < 0 || price < room.cheapest) room.cheapest = price;
+  }
+  return room;
+}
+
+// Why the step's `models` on cluster `c` cannot take the job now; nothing when they can.
+std::optional<Passed> StepRefusal(const ClusterSummaries& summaries, const GlobalRequest& request,
+                                  uint32_t c, ModelMask models, const StepRoom& room) {
+  if (room.capacity < request.devices) {
+    return Passed{c, PassCode::kTooSmall, models, room.capacity, request.devices};
+  }
+  if (room.free < request.devices) {
+    const Milli own = request.pressure_share * std::popcount(models);
+    return Passed{
+        c,         PassCode::kBusy, models,
+        room.free, request.devices, std::max<Milli>(0, summaries.Pressure(c, models) - own)};
+  }
+  if (room.largest < request.largest_task) {
+    return Passed{c, PassCode::kFragmented, models, room.largest, request.largest_task};
+  }
+  if (request.require <= TopologyLevel::kNode && room.largest < request.devices) {
+    return Passed{c, PassCode::kNoNode, models, room.largest, request.devices};
+  }
+  if (request.require == TopologyLevel::kLeaf && room.largest_leaf < request.devices) {
+    return Passed{c, PassCode::kNoLeaf, models, room.largest_leaf, request.devices};
+  }
+  return std::nullopt;
+}
+
+// The cluster's score for the job without its models: tier, data locality and spread.
+ClusterScore BaseScore(const Spec& spec, const GlobalRequest& request, uint32_t c,
+                       const std::vector<int32_t>& siblings, int32_t replicas, bool spread) {
+  const JobConstraints& k = *request.constraints;
+  ClusterScore base;
+  base.cluster = c;
+  base.tier_rank = static_cast<size_t>(
+      std::find(k.tier_order.begin(), k.tier_order.end(), spec.clusters[c].tier) -
+      k.tier_order.begin());
+  base.locality = -request.w_locality * static_cast<double>(request.transfer[c]) /
+                  (static_cast<double>(request.transfer[c]) + kHourMs);
+  if (spread) {
+    base.spread =
+        -request.w_spread * static_cast<double>(siblings[c]) / static_cast<double>(replicas);
+  }
+  return base;
+}
+
+}  // namespace
+
 GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
                             const GlobalRequest& request, ModelMask only,
                             const std::vector<bool>& blocked,
                             const std::vector<int32_t>& siblings) {
   GlobalChoice out;
-  const JobConstraints& k = *request.constraints;
   ModelMask job_models = 0;  // every model of every preference step
   for (const auto& step : request.model_steps)
     job_models |= step.second;
@@ -194,43 +283,15 @@ GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
     replicas += n;
   out.spread = replicas > 0 && request.w_spread > 0;
   for (uint32_t c = 0; c < summaries.size(); ++c) {
-    const Cluster& cluster = spec.clusters[c];
-    auto pass = [&](PassCode code, ModelMask models = 0, Milli have = 0, Milli need = 0) {
-      out.passed.push_back({c, code, models, have, need});
-    };
-    if (!k.allows(ClusterId(c))) {
-      pass(PassCode::kRule);
+    if (std::optional<Passed> gate = ClusterGate(spec, summaries, request, blocked, c)) {
+      out.passed.push_back(*gate);
       continue;
     }
-    auto tier = std::find(k.tier_order.begin(), k.tier_order.end(), cluster.tier);
-    if (tier == k.tier_order.end()) {
-      pass(PassCode::kTier);
-      continue;
-    }
-    if (c < blocked.size() && blocked[c]) {
-      pass(PassCode::kBlocked);
-      continue;
-    }
-    if (summaries.Health(c) == 0) {
-      pass(PassCode::kUnavailable);
-      continue;
-    }
-    if (summaries.LargestNodeCpu(c) < request.largest_task_cpu) {
-      pass(PassCode::kCpu, 0, summaries.LargestNodeCpu(c), request.largest_task_cpu);
-      continue;
-    }
-    ClusterScore base;
-    base.cluster = c;
-    base.tier_rank = static_cast<size_t>(tier - k.tier_order.begin());
-    base.locality = -request.w_locality * static_cast<double>(request.transfer[c]) /
-                    (static_cast<double>(request.transfer[c]) + kHourMs);
-    if (out.spread) {
-      base.spread =
-          -request.w_spread * static_cast<double>(siblings[c]) / static_cast<double>(replicas);
-    }
+    const ClusterScore base = BaseScore(spec, request, c, siblings, replicas, out.spread);
     if (request.model_steps.empty()) {  // CPU-only
-      base.score = base.locality + base.spread;
-      out.candidates.push_back(base);
+      ClusterScore s = base;
+      s.score = base.locality + base.spread;
+      out.candidates.push_back(s);
       continue;
     }
     std::optional<Passed> first_why;
@@ -239,34 +300,8 @@ GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
       const auto& [speed, step_models] = request.model_steps[step];
       ModelMask models = step_models & only & summaries.models(c);
       if (models == 0) continue;
-      Milli capacity = summaries.Capacity(c, models);
-      Milli free = summaries.Free(c, models);
-      Milli largest = 0, largest_leaf = 0;
-      Milli cheapest = -1;
-      for (ModelMask m = models; m != 0; m &= m - 1) {
-        uint16_t model = static_cast<uint16_t>(std::countr_zero(m));
-        largest = std::max(largest, summaries.LargestNodeFree(c, model));
-        if (request.require == TopologyLevel::kLeaf)
-          largest_leaf = std::max(largest_leaf, summaries.LargestLeafFree(c, model));
-        Milli price = summaries.Price(c, model);
-        if (cheapest < 0 || price < cheapest) cheapest = price;
-      }
-      std::optional<Passed> why;
-      if (capacity < request.devices) {
-        why = Passed{c, PassCode::kTooSmall, models, capacity, request.devices};
-      } else if (free < request.devices) {
-        const Milli own = request.pressure_share * std::popcount(models);
-        why =
-            Passed{c,    PassCode::kBusy, models,
-                   free, request.devices, std::max<Milli>(0, summaries.Pressure(c, models) - own)};
-      } else if (largest < request.largest_task) {
-        why = Passed{c, PassCode::kFragmented, models, largest, request.largest_task};
-      } else if (request.require <= TopologyLevel::kNode && largest < request.devices) {
-        why = Passed{c, PassCode::kNoNode, models, largest, request.devices};
-      } else if (request.require == TopologyLevel::kLeaf && largest_leaf < request.devices) {
-        why = Passed{c, PassCode::kNoLeaf, models, largest_leaf, request.devices};
-      }
-      if (why) {
+      const StepRoom room = RoomFor(summaries, request, c, models);
+      if (std::optional<Passed> why = StepRefusal(summaries, request, c, models, room)) {
         if (!first_why) first_why = why;
         continue;
       }
@@ -274,21 +309,21 @@ GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
       s.models = models;
       s.step = step;
       s.speed = request.w_speed * static_cast<double>(speed) / 1000.0;
-      s.cost = summaries.max_price() > 0 ? -request.w_cost * static_cast<double>(cheapest) /
+      s.cost = summaries.max_price() > 0 ? -request.w_cost * static_cast<double>(room.cheapest) /
                                                static_cast<double>(summaries.max_price())
                                          : 0.0;
-      s.balance = request.w_balance * static_cast<double>(free) / static_cast<double>(capacity);
+      s.balance =
+          request.w_balance * static_cast<double>(room.free) / static_cast<double>(room.capacity);
       s.score = s.speed + s.cost + s.locality + s.balance + s.spread;
       out.candidates.push_back(s);
     }
-    if (out.candidates.size() == before) {
-      if (first_why) {
-        out.passed.push_back(*first_why);
-      } else if (ModelMask elsewhere = job_models & summaries.models(c); elsewhere != 0) {
-        pass(PassCode::kOtherModels, elsewhere);
-      } else {
-        pass(PassCode::kNoModel);
-      }
+    if (out.candidates.size() != before) continue;
+    if (first_why) {
+      out.passed.push_back(*first_why);
+    } else if (ModelMask elsewhere = job_models & summaries.models(c); elsewhere != 0) {
+      out.passed.push_back({c, PassCode::kOtherModels, elsewhere, 0, 0});
+    } else {
+      out.passed.push_back({c, PassCode::kNoModel, 0, 0, 0});
     }
   }
   std::sort(out.candidates.begin(), out.candidates.end(),
