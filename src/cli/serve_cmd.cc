@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -150,19 +151,91 @@ void Announce(const ServeArgs& a, const std::string& url, const std::string& sto
   }
 }
 
-int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
-  if (a.tls_cert.empty() != a.tls_key.empty()) {
-    err << "error: --tls-cert and --tls-key go together\n";
-    return kExitInvalidInput;
-  }
-  // SIGINT and SIGTERM are taken by a thread of ours (sigwait), so they stop the server
-  // cleanly; they are blocked before any thread starts (the store's writer is one), since a
-  // thread that does not block them would die of them.
+// serve's log: whole lines from any thread (the daemon's, the API's, the main one).
+using LogLine =
+    std::function<void(const std::string& level, const std::string& msg, const json& fields)>;
+
+LogLine SerialLog(std::ostream& err) {
+  auto mu = std::make_shared<std::mutex>();
+  return [&err, mu](const std::string& level, const std::string& msg, const json& fields) {
+    std::lock_guard<std::mutex> lock(*mu);
+    Log(err, level, msg, fields);
+  };
+}
+
+// SIGINT and SIGTERM are taken by a thread of ours (sigwait), so they stop the server
+// cleanly; they are blocked before any thread starts (the store's writer is one), since a
+// thread that does not block them would die of them.
+sigset_t BlockStopSignals() {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  return stop_signals;
+}
+
+// The daemon's start, as its log line says it: the jobs read and queued again, and how long.
+void LogStart(const LogLine& log, const std::string& store, const Daemon& daemon, double ms) {
+  const Daemon::StartTimes& start = daemon.start_times();
+  log("info", "state restored",
+      {{"store", store},
+       {"jobs", start.jobs},
+       {"queued", start.active},
+       {"rechecked", start.rechecked},
+       {"ms", std::round(ms * 10) / 10},
+       {"load_ms", std::round(start.load_ms)},
+       {"restore_ms", std::round(start.restore_ms)}});
+}
+
+// The API over `daemon` on `listen` until SIGINT or SIGTERM (`stop_signals`, blocked): the
+// exit code.
+int ServeApi(const ServeArgs& a, Daemon& daemon, const std::pair<std::string, int>& listen,
+             const std::string& store, const std::string& new_token, const sigset_t& stop_signals,
+             const LogLine& log, std::ostream& out, std::ostream& err) {
+  auto server = ApiServer(a, daemon);
+  if (!server.ok()) {
+    err << "error: --tls-cert " << a.tls_cert << " / --tls-key " << a.tls_key << ": "
+        << server.status().message() << "\n";
+    return kExitInvalidInput;
+  }
+  HttpServer& http = **server;
+  ApiOptions api_options;
+  if (a.log_requests) {
+    api_options.request_log = [log](json fields) { log("info", "request", fields); };
+  }
+  auto api = InstallApi(http, daemon, api_options);
+  auto port = http.Bind(listen.first, listen.second);
+  if (!port.ok()) {
+    err << "error: --listen " << a.listen << ": " << port.status().message() << "\n";
+    return kExitFailure;
+  }
+  std::string url =
+      fmt::format("{}://{}:{}", a.tls_cert.empty() ? "http" : "https", listen.first, *port);
+  log("info", "listening", {{"url", url}});
+  Announce(a, url, store, new_token, out);  // the ready file last: all is said by then
+  std::thread stopper([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    log("info", "stopping", {{"signal", sig}});
+    daemon.agents().Shutdown();  // the agents' open syncs answer now
+    http.Stop();
+  });
+  http.Run();
+  // Run returned: by our signal thread.
+  if (stopper.joinable()) {
+    pthread_kill(stopper.native_handle(), SIGTERM);
+    stopper.join();
+  }
+  return kExitOk;
+}
+
+int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
+  if (a.tls_cert.empty() != a.tls_key.empty()) {
+    err << "error: --tls-cert and --tls-key go together\n";
+    return kExitInvalidInput;
+  }
+  const sigset_t stop_signals = BlockStopSignals();
   auto listen = ParseListen(a.listen);
   if (!listen.ok()) {
     err << "error: " << listen.status().message() << "\n";
@@ -190,14 +263,8 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   options->work_dir = std::filesystem::path(*path).parent_path().string();
   if (options->work_dir.empty()) options->work_dir = ".";
   if (const char* t = std::getenv("TESSERA_ADMIN_TOKEN")) options->admin_token = t;
-  auto log_mu = std::make_shared<std::mutex>();  // whole lines from many threads
-  // Every line of serve's log, from any thread (the daemon's, the API's, this one).
-  const auto log_line = [&err, log_mu](const std::string& level, const std::string& msg,
-                                       const json& fields = json::object()) {
-    std::lock_guard<std::mutex> lock(*log_mu);
-    Log(err, level, msg, fields);
-  };
-  options->log = log_line;
+  const LogLine log = SerialLog(err);
+  options->log = log;
   std::string new_token;
   auto t0 = std::chrono::steady_clock::now();
   auto daemon = Daemon::Start(std::move(*spec), std::move(*store), clock, *options, &new_token);
@@ -205,55 +272,13 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
     err << "error: " << daemon.status().message() << "\n";
     return kExitFailure;
   }
-  double restore_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  const Daemon::StartTimes& start = (*daemon)->start_times();
-  log_line("info", "state restored",
-           {{"store", *path},
-            {"jobs", start.jobs},
-            {"queued", start.active},
-            {"rechecked", start.rechecked},
-            {"ms", std::round(restore_ms * 10) / 10},
-            {"load_ms", std::round((*daemon)->start_times().load_ms)},
-            {"restore_ms", std::round((*daemon)->start_times().restore_ms)}});
-
-  auto server = ApiServer(a, **daemon);
-  if (!server.ok()) {
-    err << "error: --tls-cert " << a.tls_cert << " / --tls-key " << a.tls_key << ": "
-        << server.status().message() << "\n";
-    return kExitInvalidInput;
-  }
-  HttpServer& http = **server;
-  ApiOptions api_options;
-  if (a.log_requests) {
-    api_options.request_log = [log_line](json fields) { log_line("info", "request", fields); };
-  }
-  auto api = InstallApi(http, **daemon, api_options);
-  auto port = http.Bind(listen->first, listen->second);
-  if (!port.ok()) {
-    err << "error: --listen " << a.listen << ": " << port.status().message() << "\n";
-    return kExitFailure;
-  }
-  std::string url =
-      fmt::format("{}://{}:{}", a.tls_cert.empty() ? "http" : "https", listen->first, *port);
-  log_line("info", "listening", {{"url", url}});
-  Announce(a, url, *path, new_token, out);  // the ready file last: all is said by then
-  std::thread stopper([&] {
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
-    log_line("info", "stopping", {{"signal", sig}});
-    (*daemon)->agents().Shutdown();  // the agents' open syncs answer now
-    http.Stop();
-  });
-  http.Run();
-  // Run returned: by our signal thread.
-  if (stopper.joinable()) {
-    pthread_kill(stopper.native_handle(), SIGTERM);
-    stopper.join();
-  }
+  LogStart(
+      log, *path, **daemon,
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  const int code = ServeApi(a, **daemon, *listen, *path, new_token, stop_signals, log, out, err);
   daemon->reset();
-  log_line("info", "stopped");
-  return kExitOk;
+  if (code == kExitOk) log("info", "stopped", json::object());
+  return code;
 }
 
 }  // namespace
