@@ -140,7 +140,7 @@ Result<std::string> Daemon::AgentSync(const Caller& caller, const std::string& n
     for (const RunOutcome& o : report->ended)
       EndRun(o, now);
     if (it != core_->node_index.end()) ReportUtilization(it->second, request->telemetry, now);
-    Poke();
+    host_.Poke();
   }
   SyncAnswer answer = backends_->agents().Wait(node, request->known_version, request->wait_ms);
   return ToJson(answer).dump();

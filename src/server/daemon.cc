@@ -61,7 +61,8 @@ Daemon::Daemon(std::shared_ptr<const Spec> spec, std::unique_ptr<DurableStore> s
       clock_(clock),
       options_(std::move(options)),
       rng_(options_.seed),
-      spec_(std::move(spec)) {
+      spec_(std::move(spec)),
+      host_(options_.cycle_interval) {
   AgentHubOptions hub;
   hub.heartbeat = options_.agent_heartbeat;
   hub.lost_after = options_.agent_lost_after;
@@ -139,10 +140,8 @@ Daemon::~Daemon() {
   store_->SetHealthLog(nullptr);  // the log goes before the store's last batch
   {
     MutexLock lock(mu_);
-    stopping_ = true;
+    host_.Stop();
   }
-  cv_.notify_all();
-  done_cv_.notify_all();
   backends_->agents().Shutdown();
   if (loop_.joinable()) loop_.join();
   {
@@ -164,11 +163,7 @@ Daemon::~Daemon() {
 // loop drives the new one.
 class Daemon::EnginePace final : public Pace {
  public:
-  EnginePace(Daemon& d, MutexLock& lock)
-      : d_(d),
-        lock_(lock),
-        interval_(d.options_.cycle_interval),
-        last_cycle_(std::chrono::steady_clock::now() - interval_) {}
+  EnginePace(Daemon& d, MutexLock& lock) : d_(d), lock_(lock) {}
 
   // A drive of `engine` starts: its first pass runs at once.
   void Drives(const Engine* engine) {
@@ -180,34 +175,22 @@ class Daemon::EnginePace final : public Pace {
   bool Await(std::optional<TimeMs> next) override {
     d_.mu_.AssertHeld();
     if (d_.engine_ != driving_) return false;  // a reload: the loop drives the new engine
+    std::optional<std::chrono::system_clock::time_point> due;
     if (!first_) {
-      auto deadline = std::chrono::system_clock::time_point(
+      due = std::chrono::system_clock::time_point(
           std::chrono::milliseconds(next.value_or(d_.clock_.Now() + 1000)));
-      while (!d_.stopping_ && !d_.poked_) {
-        if (d_.cv_.wait_until(lock_, deadline) == std::cv_status::timeout) break;
-      }
     }
     first_ = false;
-    if (d_.stopping_ || d_.engine_ != driving_) return false;
-    if (interval_.count() > 0) {
-      while (!d_.stopping_) {
-        if (d_.cv_.wait_until(lock_, last_cycle_ + interval_) == std::cv_status::timeout) break;
-      }
-      if (d_.stopping_ || d_.engine_ != driving_) return false;
-      last_cycle_ = std::chrono::steady_clock::now();
-    }
-    d_.poked_ = false;  // this pass handles what the pokes were for
-    return true;
+    return d_.host_.AwaitPass(lock_, due, [this] {
+      d_.mu_.AssertHeld();  // AwaitPass returns it held
+      return d_.engine_ != driving_;
+    });
   }
 
   void Run(Engine&) override {
     d_.mu_.AssertHeld();
     d_.RunCycle(/*hand_over=*/true);
-    // What API calls posted for this pass is done: their callers may answer.
-    if (d_.done_ticket_ != d_.taken_ticket_) {
-      d_.done_ticket_ = d_.taken_ticket_;
-      d_.done_cv_.notify_all();
-    }
+    d_.host_.PassDone();  // what API calls posted for this pass is done: they may answer
     if (d_.clock_.Now() - alive_ >= 1000) {
       alive_ = d_.clock_.Now();
       d_.store_->Alive(alive_);
@@ -217,8 +200,6 @@ class Daemon::EnginePace final : public Pace {
  private:
   Daemon& d_;
   MutexLock& lock_;
-  const std::chrono::milliseconds interval_;
-  std::chrono::steady_clock::time_point last_cycle_;
   const Engine* driving_ = nullptr;
   bool first_ = true;  // the first pass runs at once
   TimeMs alive_ = 0;   // when the store last heard the daemon is alive
@@ -239,7 +220,7 @@ void Daemon::Loop() {
                     [&](TimeMs) REQUIRES(mu_) {
                       spent_.clear();  // their memory back to this thread's allocator cache
                       TakeArrivals();
-                      TakePosted();
+                      host_.RunPosted();
                     });
   SourceOf services(
       [&]() REQUIRES(mu_) {
@@ -249,43 +230,20 @@ void Daemon::Loop() {
       [&](TimeMs now) REQUIRES(mu_) { StepServices(now); });
   DriveSource* const sources[] = {&backends, &arrivals, &services};
   EnginePace pace(*this, lock);
-  while (!stopping_) {
+  while (!host_.stopping()) {
     retired_.reset();  // a reload's old engine: its drive has ended
     pace.Drives(engine_);
     Drive(*engine_, clock_, pace, sources);
   }
-  // Nothing posted runs any more: its callers are told the daemon stops.
-  posted_.clear();
-  done_cv_.notify_all();
-}
-
-void Daemon::TakePosted() {
-  for (Posted& p : posted_) {
-    p.work();
-    taken_ticket_ = p.ticket;
-  }
-  posted_.clear();
-}
-
-bool Daemon::OnEngineThread(ViewLock& lock, std::function<void()> work) {
-  const uint64_t ticket = ++posted_ticket_;
-  posted_.push_back({std::move(work), ticket});
-  Poke();
-  while (done_ticket_ < ticket && !stopping_)
-    done_cv_.wait(lock);
-  return done_ticket_ >= ticket;
-}
-
-bool Daemon::Inboxed(int64_t id) const {
-  return std::any_of(inbox_.begin(), inbox_.end(), [&](const Arrival& a) { return a.id == id; });
+  host_.Abandon();  // nothing posted runs any more: its callers are told the daemon stops
 }
 
 void Daemon::TakeArrivals() {
-  for (Arrival& a : inbox_) {
-    // Submitted when it was accepted: its wait counts from then.
+  // Submitted when it was accepted: its wait counts from then.
+  host_.TakeArrivals([this](EngineHost::Arrival& a) {
+    mu_.AssertHeld();  // TakeArrivals runs it here, under mu_
     Enqueue(a.id, std::move(a.job), book_.row(a.id).submitted);
-  }
-  inbox_.clear();
+  });
 }
 
 void Daemon::StepServices(TimeMs now) {
@@ -306,15 +264,6 @@ void Daemon::RunCycle(bool hand_over) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), cpu);
   }
   if (!changes_.empty()) view_cv_.notify_one();
-}
-
-void Daemon::Poke() {
-  // Once poked, the engine's thread runs its next pass anyway: further pokes before it do not
-  // wake it again (at 2,000 submissions a second, a wakeup each, to wait again for its
-  // interval, would cost the thread more than its cycles).
-  if (poked_) return;
-  poked_ = true;
-  cv_.notify_all();
 }
 
 void Daemon::OnJob(const JobRecord& rec) {
@@ -642,7 +591,7 @@ Daemon::Counts Daemon::counts() const {
   ViewLock lock(*this);
   // Accepted jobs the engine's thread has yet to take wait too.
   // Rows of submissions the store refused are placeholders nobody sees: not jobs.
-  return {engine_->pending_count() + inbox_.size(), engine_->running_count(), book_.jobs()};
+  return {engine_->pending_count() + host_.inboxed(), engine_->running_count(), book_.jobs()};
 }
 
 }  // namespace tessera

@@ -11,7 +11,7 @@
 // Thread-safety: every public method may be called from any thread; one mutex guards the
 // engine and the view, and the engine runs on a thread of its own, the only one that runs
 // it: an API call that changes it (a cancel, a node's hold, a service, a reload) posts the
-// change to that thread and waits for the pass that made it (OnEngineThread); submissions
+// change to that thread and waits for the pass that made it (EngineHost::Post); submissions
 // wait in an inbox the thread takes at each pass. What a scheduling cycle changes reaches the
 // view and the store through a thread of their own ("view"): the cycle only hands over the
 // parts of the records they need (JobChange, DecisionChange), and every call that reads the
@@ -47,6 +47,7 @@
 #include "server/auth.h"
 #include "server/backend_router.h"
 #include "server/emulated_backend.h"
+#include "server/engine_host.h"
 #include "server/job_book.h"
 #include "server/metrics.h"
 #include "store/durable_store.h"
@@ -263,7 +264,7 @@ class Daemon {
   std::shared_future<Status> AddRow(StoredJob& row) REQUIRES(mu_);
   // The job of row `id` goes to the engine, submitted at `at`.
   JobId Enqueue(int64_t id, Job job, TimeMs at) REQUIRES(mu_);
-  // The accepted submissions waiting in inbox_ go to the engine. The engine's own
+  // The accepted submissions waiting in the host's inbox go to the engine. The engine's own
   // thread takes them before each pass, so that its state is written by the thread that reads
   // it (an API worker's writes of it cost the cycle the cache misses of another core); callers
   // that read or change the engine for a job take them first.
@@ -284,24 +285,13 @@ class Daemon {
   // The engine's thread: drives the engine (engine/drive.h) at the system clock's pace.
   class EnginePace;
   void Loop();
-  // Runs `work` on the engine's thread at the start of its next pass, before the pass's
-  // cycle, and returns once both are done (true) or the daemon stops (false); `lock` (on mu_)
-  // is released while it waits. The API's threads change the engine only so, or by posting
-  // events: the engine's thread alone runs it.
   class ViewLock;
-  bool OnEngineThread(ViewLock& lock, std::function<void()> work) REQUIRES(mu_);
-  // On the engine's thread: runs what OnEngineThread posted.
-  void TakePosted() REQUIRES(mu_);
-  // Whether row `id`'s submission waits in inbox_ (the engine's next pass takes it).
-  bool Inboxed(int64_t id) const REQUIRES(mu_);
   // The services' autoscaling step, if due at `now`.
   void StepServices(TimeMs now) REQUIRES(mu_);
   // Handles what is due and schedules, timing the cycle. With `hand_over` (the
   // engine's own thread), what the cycle changes goes to the view's thread; otherwise (an API
   // call that schedules at once) it is applied before this returns.
   void RunCycle(bool hand_over) REQUIRES(mu_);
-  // Asks the engine's thread for a pass (handling what is due, then a cycle).
-  void Poke() REQUIRES(mu_);
   // The job's row, with a waiting job's current reason from the engine.
   StoredJob View(int64_t id) const REQUIRES(mu_);
   // What the view and the store take of an engine's record, handed over by its hook.
@@ -427,25 +417,8 @@ class Daemon {
   Engine* engine_ GUARDED_BY(mu_) = nullptr;
   mutable std::mutex spec_mu_;
 
-  CondVar cv_;
-  bool poked_ GUARDED_BY(mu_) = false;
-  bool stopping_ GUARDED_BY(mu_) = false;
-  struct Arrival {
-    int64_t id;  // the job's row
-    Job job;     // parsed against spec_
-  };
-  std::vector<Arrival> inbox_ GUARDED_BY(mu_);  // accepted, not yet in the engine
-  // Work API threads posted for the engine's thread (OnEngineThread), each with its ticket;
-  // tickets are handed out in order, and done_ticket_ is the last whose pass has ended.
-  struct Posted {
-    std::function<void()> work;
-    uint64_t ticket = 0;
-  };
-  std::deque<Posted> posted_ GUARDED_BY(mu_);
-  uint64_t posted_ticket_ GUARDED_BY(mu_) = 0;  // the last handed out
-  uint64_t taken_ticket_ GUARDED_BY(mu_) = 0;   // the last the engine's thread ran
-  uint64_t done_ticket_ GUARDED_BY(mu_) = 0;    // the last whose pass's cycle is done
-  CondVar done_cv_;                             // done_ticket_ or stopping_
+  // The engine's thread's inbox, posted work, pokes, stop and pace.
+  EngineHost host_ GUARDED_BY(mu_);
   JobBook book_ GUARDED_BY(mu_);
   // While Restore runs: transitions of jobs that are only queued again are not written back
   // (their rows already say so), and an adopted run keeps its stored placement.

@@ -98,8 +98,7 @@ Result<SubmitOutcome> Daemon::Submit(const Caller& caller, const std::string& bo
     }
     parsed.job = std::move(*again);
   }
-  inbox_.push_back({row.id, std::move(*parsed.job)});
-  Poke();
+  host_.Submit(row.id, std::move(*parsed.job));
   return SubmitOutcome{View(row.id), false};
 }
 
@@ -171,7 +170,7 @@ Result<StoredJob> Daemon::Cancel(const Caller& caller, const std::string& ref,
                               row.tenant + "\"");
     }
     if (Terminal(row.state)) return AlreadyEnded(row);
-    if (!book_.engine_id(id) && !Inboxed(id)) {
+    if (!book_.engine_id(id) && !host_.Inboxed(id)) {
       return Unavailable("job " + std::to_string(id) + " is still being stored");
     }
     // Durable before it is done or answered: a store that fails leaves the job as it was (503),
@@ -193,7 +192,7 @@ Result<StoredJob> Daemon::Cancel(const Caller& caller, const std::string& ref,
   }
   // The engine's thread takes it (after the submission, when that still waited in the inbox)
   // and schedules at once; the answer shows what that changed.
-  const bool ran = OnEngineThread(lock, [this, id]() REQUIRES(mu_) {
+  const bool ran = host_.Post(lock, [this, id]() REQUIRES(mu_) {
     if (const auto& eid = book_.engine_id(id)) engine_->Cancel(*eid, clock_.Now());
   });
   if (!ran) return Unavailable("the daemon is stopping");

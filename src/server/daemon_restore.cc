@@ -191,7 +191,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<Durable
     Daemon* p = d.get();
     d->backends_->UseSlurm(std::make_unique<SlurmClusters>(std::move(slurm), [p] {
       MutexLock lock(p->mu_);
-      p->Poke();
+      p->host_.Poke();
     }));
   }
   auto core = d->MakeCore(d->spec_);

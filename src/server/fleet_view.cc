@@ -219,7 +219,7 @@ Result<json> Daemon::HoldNode(const Caller& caller, const std::string& name,
   }
   // The engine's thread holds the node and schedules at once (by name: a reload meanwhile
   // numbers the nodes anew); the answer shows what that changed.
-  const bool ran = OnEngineThread(lock, [this, name, action]() REQUIRES(mu_) {
+  const bool ran = host_.Post(lock, [this, name, action]() REQUIRES(mu_) {
     auto node = core_->node_index.find(name);
     if (node == core_->node_index.end()) return;  // it left the fleet in a reload meanwhile
     const uint32_t n = node->second;

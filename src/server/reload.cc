@@ -140,7 +140,7 @@ Result<json> Daemon::Reload(const Caller& caller, bool apply) {
   // The engine's thread builds the new engine, moves every job onto it and drives it from its
   // next pass, which schedules at once.
   std::optional<Result<ReloadCounts>> swapped;
-  if (!OnEngineThread(lock, [&]() REQUIRES(mu_) { swapped = SwapEngine(spec); })) {
+  if (!host_.Post(lock, [&]() REQUIRES(mu_) { swapped = SwapEngine(spec); })) {
     return Unavailable("the daemon is stopping");
   }
   if (!swapped->ok()) return swapped->status();

@@ -143,8 +143,8 @@ Result<ServiceOutcome> Daemon::SubmitService(const Caller& caller, const std::st
   }
   e.durable = true;
   // The engine's thread adds it to the driver and schedules at once.
-  const bool ran = OnEngineThread(
-      lock, [this, name, body, spec, service = *parsed.service]() REQUIRES(mu_) mutable {
+  const bool ran =
+      host_.Post(lock, [this, name, body, spec, service = *parsed.service]() REQUIRES(mu_) mutable {
         auto it = services_.find(name);
         if (it == services_.end()) return;  // deleted meanwhile
         if (spec != spec_) {
@@ -198,7 +198,7 @@ Result<json> Daemon::DeleteService(const Caller& caller, const std::string& name
   services_.erase(it);
   // The engine's thread stops driving it (an invalid one is not driven) and cancels its
   // replicas at once.
-  const bool ran = OnEngineThread(lock, [this, name]() REQUIRES(mu_) {
+  const bool ran = host_.Post(lock, [this, name]() REQUIRES(mu_) {
     (void)core_->services->Remove(name, replica_host(), clock_.Now());
   });
   if (!ran) return Unavailable("the daemon is stopping");
@@ -229,7 +229,7 @@ Result<json> Daemon::ReportLoad(const Caller& caller, const std::string& name,
   // The engine's thread takes the load and scales to it at once, not at the next interval.
   Status taken = Status::Ok();
   const bool ran =
-      OnEngineThread(lock, [this, name, rps = in["rps"].get<double>(), &taken]() REQUIRES(mu_) {
+      host_.Post(lock, [this, name, rps = in["rps"].get<double>(), &taken]() REQUIRES(mu_) {
         const TimeMs now = clock_.Now();
         taken = core_->services->ReportLoad(name, rps, now);
         if (taken.ok()) core_->services->Step(*engine_, replica_host(), now);
