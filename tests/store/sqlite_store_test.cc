@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "store/schema.h"
+#include "store/store_testutil.h"
 
 namespace tessera {
 namespace {
@@ -25,15 +26,7 @@ std::string FreshFile(const std::string& name) {
   return (dir / "t.db").string();
 }
 
-StoredJob JobNamed(int64_t id, const std::string& name) {
-  StoredJob j;
-  j.id = id;
-  j.name = name;
-  j.tenant = "t";
-  j.body = "{}";
-  j.principal = "p";
-  return j;
-}
+using testing::JobNamed;
 
 // The file opened afresh, and what it holds.
 Result<StoreSnapshot> Reopened(const std::string& path) {

@@ -13,6 +13,7 @@
 #include "store/faulty_store.h"
 #include "store/memory_store.h"
 #include "store/sqlite_store.h"
+#include "store/store_testutil.h"
 
 namespace tessera {
 namespace {
@@ -90,15 +91,7 @@ class KindNames {
 };
 TYPED_TEST_SUITE(StoreContract, Kinds, KindNames);
 
-StoredJob ContractJob(int64_t id, const std::string& name) {
-  StoredJob j;
-  j.id = id;
-  j.name = name;
-  j.tenant = "t";
-  j.body = "{}";
-  j.principal = "p";
-  return j;
-}
+using testing::JobNamed;
 
 TYPED_TEST(StoreContract, WhatIsWrittenIsWhatLoads) {
   DurableStore& store = this->store();
@@ -173,14 +166,14 @@ TYPED_TEST(StoreContract, WhatIsWrittenIsWhatLoads) {
 
 TYPED_TEST(StoreContract, TakenKeysAreRefusedAloneAndChangeNothing) {
   DurableStore& store = this->store();
-  StoredJob j = ContractJob(1, "a");
+  StoredJob j = JobNamed(1, "a");
   j.idempotency_key = "k";
   ASSERT_TRUE(store.InsertJob(j).get().ok());
   // The same id; the same principal's key; a token of nobody; a service's name again: each
   // is the write's own fault (Internal), not a store that is down.
-  Status same_id = store.InsertJob(ContractJob(1, "b")).get();
+  Status same_id = store.InsertJob(JobNamed(1, "b")).get();
   EXPECT_EQ(same_id.code(), StatusCode::kInternal) << same_id.ToString();
-  StoredJob same_key = ContractJob(2, "b");
+  StoredJob same_key = JobNamed(2, "b");
   same_key.idempotency_key = "k";
   EXPECT_EQ(store.InsertJob(same_key).get().code(), StatusCode::kInternal);
   StoredJob other_principal = same_key;  // a key is the principal's own
@@ -346,7 +339,7 @@ TYPED_TEST(StoreContract, CostsAreClippedToThePeriodAndOpenRowsRunUntilNow) {
 TYPED_TEST(StoreContract, ResumedRunsWriteTheirRowsDecisionsAndCostsAtOnce) {
   DurableStore& store = this->store();
   for (int64_t id : {1, 2, 3}) {
-    StoredJob j = ContractJob(id, "r" + std::to_string(id));
+    StoredJob j = JobNamed(id, "r" + std::to_string(id));
     j.tenant = "org/dept/project";
     ASSERT_TRUE(store.InsertJob(j).get().ok());
     j.state = "running";
@@ -429,7 +422,7 @@ TYPED_TEST(StoreContract, TheActiveJobsResolvedFormsAreReadByIdRangeAndLoadLeave
   EXPECT_EQ(*last, 0);
   const char* states[] = {"pending", "running", "succeeded", "placed", "cancelled", "failed"};
   for (int64_t id = 1; id <= 6; ++id) {
-    StoredJob j = ContractJob(id, "j" + std::to_string(id));
+    StoredJob j = JobNamed(id, "j" + std::to_string(id));
     j.resolved = "resolved " + std::to_string(id);
     ASSERT_TRUE(store.InsertJob(j).get().ok());
     j.state = states[id - 1];
@@ -465,7 +458,7 @@ TYPED_TEST(StoreContract, TheLastMomentSeenAliveIsTheLatestMarkOrRecord) {
   store.AppendDecision({0, 11000, "start", 1, "order", "{}"});
   this->Reopen();
   EXPECT_EQ(this->Snapshot().last_seen, 12000);
-  StoredJob late = ContractJob(1, "late");
+  StoredJob late = JobNamed(1, "late");
   late.submitted = 15000;
   ASSERT_TRUE(this->store().InsertJob(late).get().ok());
   EXPECT_EQ(this->Snapshot().last_seen, 15000);
@@ -474,7 +467,7 @@ TYPED_TEST(StoreContract, TheLastMomentSeenAliveIsTheLatestMarkOrRecord) {
 TYPED_TEST(StoreContract, EveryWriteThatTookIsCounted) {
   DurableStore& store = this->store();
   const uint64_t before = store.committed_writes();
-  ASSERT_TRUE(store.InsertJob(ContractJob(1, "a")).get().ok());
+  ASSERT_TRUE(store.InsertJob(JobNamed(1, "a")).get().ok());
   store.AppendDecision({0, 1, "start", 1, "", "{}"});
   ASSERT_TRUE(store.Flush().get().ok());
   EXPECT_GE(store.committed_writes(), before + 2);
