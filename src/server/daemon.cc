@@ -60,6 +60,7 @@ Daemon::Daemon(std::shared_ptr<const Spec> spec, std::unique_ptr<DurableStore> s
       accounting_(*store_),
       clock_(clock),
       options_(std::move(options)),
+      principals_(*store_, clock_),
       rng_(options_.seed),
       spec_(std::move(spec)),
       host_(options_.cycle_interval) {
@@ -585,6 +586,31 @@ std::vector<Gauge> Daemon::Gauges() const {
   for (Gauge& g : AgentGauges())
     out.push_back(std::move(g));
   return out;
+}
+
+Status Daemon::PutPrincipal(const Caller& caller, Principal p) {
+  Principals::Fleet fleet;
+  fleet.has_tenant = [spec = spec()](const std::string& t) {
+    return spec->FindTenant(t).has_value();
+  };
+  fleet.has_node = [this](const std::string& node) {
+    ViewLock lock(*this);
+    return core_->node_index.contains(node);
+  };
+  return principals_.Put(caller, std::move(p), fleet);
+}
+
+Status Daemon::DeletePrincipal(const Caller& caller, const std::string& name) {
+  return principals_.Delete(caller, name);
+}
+
+Result<size_t> Daemon::RevokeTokens(const Caller& caller, const std::string& principal) {
+  return principals_.RevokeTokens(caller, principal);
+}
+
+Result<std::string> Daemon::IssueToken(const Caller& caller, const std::string& principal,
+                                       std::optional<TimeMs> expires) {
+  return principals_.IssueToken(caller, principal, expires);
 }
 
 Daemon::Counts Daemon::counts() const {

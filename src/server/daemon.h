@@ -50,6 +50,7 @@
 #include "server/engine_host.h"
 #include "server/job_book.h"
 #include "server/metrics.h"
+#include "server/principals.h"
 #include "store/durable_store.h"
 
 namespace tessera {
@@ -199,7 +200,7 @@ class Daemon {
   // left the fleet is requeued). Admins and operators only.
   Result<nlohmann::ordered_json> Reload(const Caller& caller, bool apply);
   DurableStore& store() { return *store_; }
-  const Authenticator& auth() const { return auth_; }
+  const Authenticator& auth() const { return principals_.auth(); }
   const Clock& clock() const { return clock_; }
   Metrics& metrics() { return metrics_; }
   // The gauges of /metrics, computed now: queue depth per class and tenant, jobs by state,
@@ -394,7 +395,7 @@ class Daemon {
   mutable Mutex logged_mu_;
   // The principals refused once (each is logged once).
   std::set<std::string> unbound_agents_logged_ GUARDED_BY(logged_mu_);
-  Authenticator auth_;
+  Principals principals_;
   Metrics metrics_;
   StartTimes start_times_;
 

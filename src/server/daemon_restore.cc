@@ -203,21 +203,10 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<Durable
     d->flags_[f.node] = f;
   d->ApplyFlags();
 
-  for (const Principal& p : snap->principals)
-    d->auth_.Add(p);
-  for (const StoredToken& t : snap->tokens)
-    d->auth_.AddToken(t);
-  if (new_admin_token != nullptr) new_admin_token->clear();
-  if (snap->principals.empty()) {
-    std::string token = d->options_.admin_token.empty() ? NewToken() : d->options_.admin_token;
-    Principal admin{"admin", "admin", "", clock.Now(), ""};
-    StoredToken t{HashToken(token), "admin", std::nullopt, clock.Now()};
-    d->store_->PutPrincipal(admin);
-    if (Status s = d->store_->PutToken(t).get(); !s.ok()) return s;
-    d->auth_.Add(admin);
-    d->auth_.AddToken(t);
-    if (new_admin_token != nullptr && d->options_.admin_token.empty()) *new_admin_token = token;
-  }
+  Result<std::string> made =
+      d->principals_.Load(snap->principals, snap->tokens, d->options_.admin_token);
+  if (!made.ok()) return made.status();
+  if (new_admin_token != nullptr) *new_admin_token = *made;
   // Runs open when the previous process ended ended with it.
   d->store_->EndOpenCosts(snap->last_seen);
   d->accounting_.Resume(snap->last_cost);

@@ -1,22 +1,30 @@
-// Principals and their tokens: who may call the API, in which role and tenant.
-#include <fmt/format.h>
+// Principals and their tokens: who may call the API, in which role and tenant (principals.h).
+#include "server/principals.h"
 
-#include <algorithm>
 #include <string>
-#include <string_view>
 #include <utility>
-
-#include "config/job_json.h"
-#include "config/loader.h"
-#include "server/daemon.h"
-#include "server/daemon_internal.h"
-#include "server/placement_view.h"
 
 namespace tessera {
 
-using json = nlohmann::ordered_json;
+Result<std::string> Principals::Load(const std::vector<Principal>& principals,
+                                     const std::vector<StoredToken>& tokens,
+                                     const std::string& admin_token) {
+  for (const Principal& p : principals)
+    auth_.Add(p);
+  for (const StoredToken& t : tokens)
+    auth_.AddToken(t);
+  if (!principals.empty()) return std::string();
+  std::string token = admin_token.empty() ? NewToken() : admin_token;
+  Principal admin{"admin", "admin", "", clock_.Now(), ""};
+  StoredToken t{HashToken(token), "admin", std::nullopt, clock_.Now()};
+  store_.PutPrincipal(admin);
+  if (Status s = store_.PutToken(t).get(); !s.ok()) return s;
+  auth_.Add(admin);
+  auth_.AddToken(t);
+  return admin_token.empty() ? token : std::string();
+}
 
-Status Daemon::PutPrincipal(const Caller& caller, Principal p) {
+Status Principals::Put(const Caller& caller, Principal p, const Fleet& fleet) {
   if (caller.role != Role::kAdmin) return PermissionDenied("only admins manage principals");
   auto invalid = [&](const char* f, const std::string& why) {
     return InvalidArgument(why).WithField(f);
@@ -29,7 +37,7 @@ Status Daemon::PutPrincipal(const Caller& caller, Principal p) {
   if ((*role == Role::kMember || *role == Role::kViewer) && p.tenant.empty()) {
     return invalid("tenant", "a " + p.role + " needs a tenant");
   }
-  if (!p.tenant.empty() && !spec()->FindTenant(p.tenant)) {
+  if (!p.tenant.empty() && !fleet.has_tenant(p.tenant)) {
     return invalid("tenant", "unknown tenant \"" + p.tenant + "\"");
   }
   if (*role == Role::kAgent && p.node.empty()) {
@@ -39,18 +47,17 @@ Status Daemon::PutPrincipal(const Caller& caller, Principal p) {
   }
   if (!p.node.empty()) {
     if (*role != Role::kAgent) return invalid("node", "only an agent is bound to a node");
-    ViewLock lock(*this);
-    if (!core_->node_index.contains(p.node)) {
+    if (!fleet.has_node(p.node)) {
       return invalid("node", "no node \"" + p.node + "\" in the fleet");
     }
   }
   p.created = clock_.Now();
-  if (Status s = store_->PutPrincipal(p).get(); !s.ok()) return s;
+  if (Status s = store_.PutPrincipal(p).get(); !s.ok()) return s;
   auth_.Add(p);
   return Status::Ok();
 }
 
-Status Daemon::DeletePrincipal(const Caller& caller, const std::string& name) {
+Status Principals::Delete(const Caller& caller, const std::string& name) {
   if (caller.role != Role::kAdmin) return PermissionDenied("only admins delete principals");
   std::optional<Principal> p = auth_.Find(name);
   if (!p) return NotFound("no principal \"" + name + "\"");
@@ -61,20 +68,20 @@ Status Daemon::DeletePrincipal(const Caller& caller, const std::string& name) {
       admins += other.role == "admin";
     if (admins <= 1) return FailedPrecondition("\"" + name + "\" is the last admin");
   }
-  if (Status s = store_->DeletePrincipal(name).get(); !s.ok()) return s;
+  if (Status s = store_.DeletePrincipal(name).get(); !s.ok()) return s;
   auth_.Remove(name);
   return Status::Ok();
 }
 
-Result<size_t> Daemon::RevokeTokens(const Caller& caller, const std::string& principal) {
+Result<size_t> Principals::RevokeTokens(const Caller& caller, const std::string& principal) {
   if (caller.role != Role::kAdmin) return PermissionDenied("only admins revoke tokens");
   if (!auth_.Find(principal)) return NotFound("no principal \"" + principal + "\"");
-  if (Status s = store_->DeleteTokens(principal).get(); !s.ok()) return s;
+  if (Status s = store_.DeleteTokens(principal).get(); !s.ok()) return s;
   return auth_.RevokeTokens(principal);
 }
 
-Result<std::string> Daemon::IssueToken(const Caller& caller, const std::string& principal,
-                                       std::optional<TimeMs> expires) {
+Result<std::string> Principals::IssueToken(const Caller& caller, const std::string& principal,
+                                           std::optional<TimeMs> expires) {
   if (caller.role != Role::kAdmin) return PermissionDenied("only admins issue tokens");
   std::optional<Principal> p = auth_.Find(principal);
   if (!p) return NotFound("no principal \"" + principal + "\"");
@@ -85,7 +92,7 @@ Result<std::string> Daemon::IssueToken(const Caller& caller, const std::string& 
   }
   std::string token = NewToken();
   StoredToken t{HashToken(token), principal, expires, clock_.Now()};
-  if (Status s = store_->PutToken(t).get(); !s.ok()) return s;
+  if (Status s = store_.PutToken(t).get(); !s.ok()) return s;
   auth_.AddToken(t);
   return token;
 }
