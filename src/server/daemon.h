@@ -19,7 +19,6 @@
 #pragma once
 
 #include <atomic>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -286,7 +285,6 @@ class Daemon {
   // The engine's thread: drives the engine (engine/drive.h) at the system clock's pace.
   class EnginePace;
   void Loop();
-  class ViewLock;
   // The services' autoscaling step, if due at `now`.
   void StepServices(TimeMs now) REQUIRES(mu_);
   // Handles what is due and schedules, timing the cycle. With `hand_over` (the
