@@ -7,8 +7,6 @@
 
 namespace tessera {
 
-using json = nlohmann::ordered_json;
-
 void Accounting::Open(int64_t job, const std::string& tenant, TimeMs start, const RunRate& rate,
                       const Spec& spec) {
   Close(job, start);  // a run that restarts without stopping (a migration)
@@ -46,9 +44,9 @@ std::vector<int64_t> Accounting::open(int64_t job) const {
   return it == open_.end() ? std::vector<int64_t>() : it->second;
 }
 
-Result<json> Accounting::Spending(DurableStore& store, const Caller& caller, const std::string& by,
-                                  TimeMs since, TimeMs until, TimeMs now,
-                                  const std::string& currency) {
+Result<SpendingReport> Accounting::Spending(DurableStore& store, const Caller& caller,
+                                            const std::string& by, TimeMs since, TimeMs until,
+                                            TimeMs now, const std::string& currency) {
   static const std::vector<std::string> kBy = {"tenant", "project", "cluster", "model"};
   if (std::find(kBy.begin(), kBy.end(), by) == kBy.end()) {
     return InvalidArgument("\"by\" must be tenant, project, cluster or model, not \"" + by + "\"");
@@ -59,7 +57,7 @@ Result<json> Accounting::Spending(DurableStore& store, const Caller& caller, con
   auto rows = store.QueryCosts(since, until, now);
   if (!rows.ok()) return rows.status();
   std::map<std::string, double> totals;
-  double total = 0;
+  SpendingReport report{by, since, until, currency, 0, {}};
   for (const CostTotal& c : *rows) {
     if (!caller.MaySee(c.tenant)) continue;
     std::string key = by == "tenant"    ? c.tenant.substr(0, c.tenant.find('/'))
@@ -67,18 +65,10 @@ Result<json> Accounting::Spending(DurableStore& store, const Caller& caller, con
                       : by == "cluster" ? c.cluster
                                         : c.model;
     totals[key] += c.amount;
-    total += c.amount;
+    report.total += c.amount;
   }
-  json items = json::array();
-  auto round4 = [](double v) { return std::round(v * 10000) / 10000; };
-  for (const auto& [key, amount] : totals)
-    items.push_back({{by, key}, {"amount", round4(amount)}});
-  return json{{"by", by},
-              {"since_ms", since},
-              {"until_ms", until},
-              {"currency", currency},
-              {"total", round4(total)},
-              {"items", items}};
+  report.items.assign(totals.begin(), totals.end());
+  return report;
 }
 
 }  // namespace tessera

@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -16,6 +15,7 @@
 #include "model/spec.h"
 #include "sched/cost.h"
 #include "server/auth.h"
+#include "server/views.h"
 #include "store/durable_store.h"
 
 namespace tessera {
@@ -41,11 +41,10 @@ class Accounting {
 
   // Spending within [since, until) by "tenant" (organisation), "project" (tenant path),
   // "cluster" or "model", of the tenants the caller may see, from the rows in `store`; open
-  // rows count until `now`. {by, since_ms, until_ms, currency, total, items: [{<by>, amount}]},
-  // amounts to 1e-4. It reads the store only (no Accounting, nor its lock).
-  static Result<nlohmann::ordered_json> Spending(DurableStore& store, const Caller& caller,
-                                                 const std::string& by, TimeMs since, TimeMs until,
-                                                 TimeMs now, const std::string& currency);
+  // rows count until `now`. It reads the store only (no Accounting, nor its lock).
+  static Result<SpendingReport> Spending(DurableStore& store, const Caller& caller,
+                                         const std::string& by, TimeMs since, TimeMs until,
+                                         TimeMs now, const std::string& currency);
 
  private:
   DurableStore& store_;

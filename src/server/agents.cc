@@ -10,8 +10,6 @@
 
 namespace tessera {
 
-using json = nlohmann::ordered_json;
-
 void Daemon::EndRun(const RunOutcome& o, TimeMs now) {
   if (!book_.contains(o.job)) return;
   const std::optional<JobId>& eid = book_.engine_id(o.job);
@@ -184,8 +182,8 @@ void Daemon::ReportUtilization(uint32_t node, const AgentTelemetry& telemetry, T
   }
 }
 
-Result<json> Daemon::TaskLog(const Caller& caller, const std::string& ref,
-                             const std::string& tenant, int task, std::optional<int> run) {
+Result<TaskLogView> Daemon::TaskLog(const Caller& caller, const std::string& ref,
+                                    const std::string& tenant, int task, std::optional<int> run) {
   int64_t id = 0;
   int32_t current = 0;
   {
@@ -211,7 +209,7 @@ Result<json> Daemon::TaskLog(const Caller& caller, const std::string& ref,
                     std::to_string(key.run) + " of job " + std::to_string(id) +
                     " (only tasks on agents' nodes report output; it may not have started)");
   }
-  return json{{"job", id}, {"run", key.run}, {"task", task}, {"log", *log}};
+  return TaskLogView{id, key.run, task, std::move(*log)};
 }
 
 std::vector<Gauge> Daemon::AgentGauges() const {
@@ -228,17 +226,15 @@ std::vector<Gauge> Daemon::AgentGauges() const {
     if (spec_->clusters[cell.node(n).cluster].backend != BackendKind::kLocal) continue;
     const std::string& name = cell.node_name(n);
     const std::string node = "node=\"" + LabelValue(name) + "\"";
-    nlohmann::json status = backends_->agents().NodeStatus(name);
-    up.samples.push_back({node, status.is_object() && status["live"].get<bool>() ? 1.0 : 0.0});
-    if (!status.is_object()) continue;
-    cpu.samples.push_back({node, status["cpu_used"].get<double>() / kMilliPerUnit});
-    memory.samples.push_back({node, status["memory_used_mib"].get<double>() * 1048576.0});
-    for (const auto& g : status["gpus"]) {
-      const std::string labels = node + ",device=\"" + std::to_string(g["index"].get<int>()) + "\"";
-      if (g["utilization"].get<double>() >= 0) {
-        util.samples.push_back({labels, g["utilization"].get<double>()});
-      }
-      device_memory.samples.push_back({labels, g["memory_used_mib"].get<double>() * 1048576.0});
+    std::optional<AgentNodeStatus> status = backends_->agents().NodeStatus(name);
+    up.samples.push_back({node, status && status->live ? 1.0 : 0.0});
+    if (!status) continue;
+    cpu.samples.push_back({node, static_cast<double>(status->cpu_used) / kMilliPerUnit});
+    memory.samples.push_back({node, static_cast<double>(status->memory_used) * 1048576.0});
+    for (const GpuSample& g : status->gpus) {
+      const std::string labels = node + ",device=\"" + std::to_string(g.index) + "\"";
+      if (g.utilization >= 0) util.samples.push_back({labels, g.utilization});
+      device_memory.samples.push_back({labels, static_cast<double>(g.memory_used) * 1048576.0});
     }
   }
   Gauge reachable{"tessera_cluster_reachable",

@@ -10,8 +10,8 @@
 #include "common/check.h"
 #include "config/loader.h"
 #include "model/job.h"
+#include "server/api_views.h"
 #include "server/openapi.h"
-#include "server/placement_view.h"
 
 namespace tessera {
 
@@ -117,23 +117,6 @@ void SendError(HttpResponse& res, int status, const std::string& message,
 // The error's own field (Status::field) unless the caller names one.
 void SendStatus(HttpResponse& res, const Status& s, const std::string& field = "") {
   SendError(res, HttpStatus(s.code()), s.message(), field.empty() ? s.field() : field);
-}
-
-json JobJson(const StoredJob& j, bool with_spec) {
-  json out = {
-      {"id", j.id},         {"name", j.name},     {"tenant", j.tenant},         {"state", j.state},
-      {"reason", j.reason}, {"detail", j.detail}, {"submitted_ms", j.submitted}};
-  out["class"] = j.job_class;
-  if (with_spec) {
-    auto body = json::parse(j.body, nullptr, false);
-    if (!body.is_discarded()) out["spec"] = body;
-  }
-  out["first_start_ms"] = j.first_start ? json(*j.first_start) : json(nullptr);
-  out["finished_ms"] = j.finished ? json(*j.finished) : json(nullptr);
-  out["restarts"] = j.restarts;
-  out["placement"] = PlacementView(j.placement);
-  out["submitted_by"] = j.principal;
-  return out;
 }
 
 // A non-negative integer query parameter; `fallback` when absent.
@@ -310,7 +293,7 @@ class Api {
       SendStatus(res, out.status());
       return out.status().message().substr(0, 500);
     }
-    SendJson(res, status, *out);
+    SendJson(res, status, ToJson(*out));
     return detail;
   }
 
@@ -357,7 +340,7 @@ class Api {
     }
     if (out->replayed) res.SetHeader("Idempotent-Replayed", "true");
     res.SetHeader("Location", "/v1/jobs/" + std::to_string(out->job.id));
-    SendJson(res, out->replayed ? 200 : 201, JobJson(out->job, false));
+    SendJson(res, out->replayed ? 200 : 201, ToJson(out->job, false));
     return "job " + std::to_string(out->job.id) + " " + out->job.name;
   }
 
@@ -376,7 +359,7 @@ class Api {
     JobPage page = d_.ListJobs(c, f);
     json items = json::array();
     for (const StoredJob& j : page.jobs)
-      items.push_back(JobJson(j, false));
+      items.push_back(ToJson(j, false));
     json out = {{"items", items}, {"total", page.total}};
     out["next"] = page.next != 0 ? json(page.next) : json(nullptr);
     SendJson(res, 200, out);
@@ -385,19 +368,19 @@ class Api {
   void GetJob(const Caller& caller, const HttpRequest& req, HttpResponse& res) {
     auto job = d_.GetJob(caller, req.matches[1], req.Param("tenant"));
     if (!job.ok()) return SendStatus(res, job.status());
-    SendJson(res, 200, JobJson(*job, true));
+    SendJson(res, 200, ToJson(*job, true));
   }
 
   void ExplainJob(const Caller& caller, const HttpRequest& req, HttpResponse& res) {
     auto out = d_.Explain(caller, req.matches[1], req.Param("tenant"));
     if (!out.ok()) return SendStatus(res, out.status());
-    SendJson(res, 200, *out);
+    SendJson(res, 200, ToJson(*out));
   }
 
   void JobEvents(const Caller& caller, const HttpRequest& req, HttpResponse& res) {
     auto out = d_.Explain(caller, req.matches[1], req.Param("tenant"));
     if (!out.ok()) return SendStatus(res, out.status());
-    SendJson(res, 200, {{"events", (*out)["decisions"]}});
+    SendJson(res, 200, {{"events", ToJson(*out)["decisions"]}});
   }
 
   std::string CancelJob(const Caller& c, const HttpRequest& req, HttpResponse& res) {
@@ -421,7 +404,7 @@ class Api {
     auto out =
         d_.TaskLog(caller, req.matches[1], req.Param("tenant"), static_cast<int>(*task), which);
     if (!out.ok()) return SendStatus(res, out.status());
-    SendJson(res, 200, *out);
+    SendJson(res, 200, ToJson(*out));
   }
 
   void AgentSync(const Caller& caller, const HttpRequest& req, HttpResponse& res) {
@@ -440,20 +423,20 @@ class Api {
       return out.status().message().substr(0, 500);
     }
     if (out->replayed) res.SetHeader("Idempotent-Replayed", "true");
-    const std::string name = out->service["name"];
+    const std::string& name = out->service.name;
     res.SetHeader("Location", "/v1/services/" + name);
-    SendJson(res, out->replayed ? 200 : 201, out->service);
+    SendJson(res, out->replayed ? 200 : 201, ToJson(out->service));
     return "service " + name;
   }
 
   void ListServices(const Caller& caller, const HttpRequest&, HttpResponse& res) {
-    SendJson(res, 200, {{"items", d_.ListServices(caller)}});
+    SendJson(res, 200, {{"items", ToJsonArray(d_.ListServices(caller))}});
   }
 
   void GetService(const Caller& caller, const HttpRequest& req, HttpResponse& res) {
     auto out = d_.GetService(caller, req.matches[1]);
     if (!out.ok()) return SendStatus(res, out.status());
-    SendJson(res, 200, *out);
+    SendJson(res, 200, ToJson(*out));
   }
 
   std::string DeleteService(const Caller& c, const HttpRequest& req, HttpResponse& res) {
@@ -469,7 +452,7 @@ class Api {
   // --- tenants, costs and the fleet ---
 
   void Tenants(const Caller& caller, const HttpRequest&, HttpResponse& res) {
-    SendJson(res, 200, {{"items", d_.Tenants(caller)}});
+    SendJson(res, 200, {{"items", ToJsonArray(d_.Tenants(caller))}});
   }
 
   void Costs(const Caller& caller, const HttpRequest& req, HttpResponse& res) {
@@ -481,7 +464,7 @@ class Api {
     std::string by = req.HasParam("by") ? req.Param("by") : "tenant";
     auto out = d_.Costs(caller, by, *since, *until);
     if (!out.ok()) return SendStatus(res, out.status(), "by");
-    SendJson(res, 200, *out);
+    SendJson(res, 200, ToJson(*out));
   }
 
   void Regions(const Caller&, const HttpRequest&, HttpResponse& res) {
@@ -498,7 +481,7 @@ class Api {
   }
 
   void Clusters(const Caller&, const HttpRequest&, HttpResponse& res) {
-    SendJson(res, 200, {{"items", d_.Clusters()}});
+    SendJson(res, 200, {{"items", ToJsonArray(d_.Clusters())}});
   }
 
   void ListNodes(const Caller& caller, const HttpRequest& req, HttpResponse& res) {
@@ -506,18 +489,17 @@ class Api {
     auto limit = IntParam(req, "limit", 100);
     if (!after.ok()) return SendStatus(res, after.status());
     if (!limit.ok()) return SendStatus(res, limit.status());
-    int64_t next = 0;
-    json items = d_.ListNodes(caller, req.Param("cluster"), *after,
-                              static_cast<int>(std::clamp<int64_t>(*limit, 1, 1000)), &next);
-    json out = {{"items", items}};
-    if (next != 0) out["next"] = next;
+    NodePage page = d_.ListNodes(caller, req.Param("cluster"), *after,
+                                 static_cast<int>(std::clamp<int64_t>(*limit, 1, 1000)));
+    json out = {{"items", ToJsonArray(page.items)}};
+    if (page.next != 0) out["next"] = page.next;
     SendJson(res, 200, out);
   }
 
   void GetNode(const Caller& caller, const HttpRequest& req, HttpResponse& res) {
     auto node = d_.GetNode(caller, req.matches[1]);
     if (!node.ok()) return SendStatus(res, node.status());
-    SendJson(res, 200, *node);
+    SendJson(res, 200, ToJson(*node));
   }
 
   std::string HoldNode(const Caller& c, const HttpRequest& req, HttpResponse& res) {
@@ -527,7 +509,7 @@ class Api {
       SendStatus(res, node.status());
       return node.status().message();
     }
-    SendJson(res, 200, *node);
+    SendJson(res, 200, ToJson(*node));
     return action + " " + std::string(req.matches[1]);
   }
 
@@ -542,25 +524,26 @@ class Api {
   }
 
   std::string Policies(const Caller& c, HttpResponse& res, bool apply) {
-    auto out = d_.Reload(c, apply);
-    if (!out.ok()) {
-      SendStatus(res, out.status());
-      return out.status().message();
+    auto report = d_.Reload(c, apply);
+    if (!report.ok()) {
+      SendStatus(res, report.status());
+      return report.status().message();
     }
-    bool ok = (*out)["ok"].get<bool>();
+    const json out = ToJson(*report);
+    const bool ok = report->ok;
     if (!ok && apply) {
       // Nothing changed: the configuration in force stays.
-      const json& first = (*out)["errors"][0];
+      const json& first = out["errors"][0];
       json e = {{"code", "invalid_argument"},
                 {"message", first["file"].get<std::string>() + ":" +
                                 std::to_string(first["line"].get<int>()) + ": " +
                                 first["message"].get<std::string>()},
                 {"field", first["field"]},
-                {"errors", (*out)["errors"]}};
+                {"errors", out["errors"]}};
       SendJson(res, 400, e);
       return "refused: " + e["message"].get<std::string>();
     }
-    SendJson(res, 200, *out);
+    SendJson(res, 200, out);
     return ok ? (apply ? "reloaded" : "valid") : "invalid";
   }
 
@@ -589,7 +572,7 @@ class Api {
     }
     auto out = d_.Decisions(caller, q);
     if (!out.ok()) return SendStatus(res, out.status());
-    SendJson(res, 200, *out);
+    SendJson(res, 200, ToJson(*out));
   }
 
   void Audit(const Caller& caller, const HttpRequest& req, HttpResponse& res) {

@@ -50,6 +50,7 @@
 #include "server/job_book.h"
 #include "server/metrics.h"
 #include "server/principals.h"
+#include "server/views.h"
 #include "store/durable_store.h"
 
 namespace tessera {
@@ -87,7 +88,7 @@ struct JobPage {
 };
 
 struct ServiceOutcome {
-  nlohmann::ordered_json service;
+  ServiceView service;
   bool replayed = false;  // the same service was submitted before
 };
 
@@ -123,8 +124,8 @@ class Daemon {
   JobPage ListJobs(const Caller& caller, const JobFilter& filter) const;
   Result<StoredJob> Cancel(const Caller& caller, const std::string& ref, const std::string& tenant);
   // Why the job is pending, or why it runs where it does, with its decision log.
-  Result<nlohmann::ordered_json> Explain(const Caller& caller, const std::string& ref,
-                                         const std::string& tenant);
+  Result<JobExplanation> Explain(const Caller& caller, const std::string& ref,
+                                 const std::string& tenant);
 
   // Services (docs/serve.md#services): long-running inference whose replicas are jobs, scaled
   // every DaemonOptions::scale_interval to the load (its curve, or a reported load). Durable
@@ -132,36 +133,36 @@ class Daemon {
   // same service again is a replay; another service of the same name is a conflict.
   Result<ServiceOutcome> SubmitService(const Caller& caller, const std::string& body);
   // The services the caller may see, each with its replicas and load.
-  nlohmann::ordered_json ListServices(const Caller& caller) const;
-  Result<nlohmann::ordered_json> GetService(const Caller& caller, const std::string& name) const;
+  std::vector<ServiceView> ListServices(const Caller& caller) const;
+  Result<ServiceView> GetService(const Caller& caller, const std::string& name) const;
   // Stops a service (durable first): its replicas are cancelled.
-  Result<nlohmann::ordered_json> DeleteService(const Caller& caller, const std::string& name);
+  Result<ServiceView> DeleteService(const Caller& caller, const std::string& name);
   // A measured load (`{"rps": N}`), which replaces the service's curve until it is older than
   // three scaling intervals. Errors name the body's offending field.
-  Result<nlohmann::ordered_json> ReportLoad(const Caller& caller, const std::string& name,
-                                            const std::string& body);
+  Result<ServiceView> ReportLoad(const Caller& caller, const std::string& name,
+                                 const std::string& body);
 
   // The decision log across the jobs the caller may see (`q.limit` of them at most), each
-  // with its job's id, name and tenant: {items, next}; `next` (a seq) when there may be more.
-  Result<nlohmann::ordered_json> Decisions(const Caller& caller, DecisionQuery q) const;
+  // with its job's id, name and tenant; `next` (a seq) when there may be more.
+  Result<DecisionPage> Decisions(const Caller& caller, DecisionQuery q) const;
 
   // The fleet as the engine sees it now: clusters with node and device counts.
-  nlohmann::ordered_json Clusters() const;
-  // Nodes (of `cluster`, or all) from cell index `after` on, at most `limit`; `*next` is the
-  // next page's `after` (0 = none). Jobs on a node are listed where the caller may see them.
-  nlohmann::ordered_json ListNodes(const Caller& caller, const std::string& cluster, int64_t after,
-                                   int limit, int64_t* next) const;
-  Result<nlohmann::ordered_json> GetNode(const Caller& caller, const std::string& name) const;
+  std::vector<ClusterSummary> Clusters() const;
+  // Nodes (of `cluster`, or all) from cell index `after` on, at most `limit`. Jobs on a node
+  // are listed where the caller may see them.
+  NodePage ListNodes(const Caller& caller, const std::string& cluster, int64_t after,
+                     int limit) const;
+  Result<NodeView> GetNode(const Caller& caller, const std::string& name) const;
   // "cordon", "drain" or "uncordon" a node; admins and operators. Durable before it acts.
-  Result<nlohmann::ordered_json> HoldNode(const Caller& caller, const std::string& name,
-                                          const std::string& action);
+  Result<NodeView> HoldNode(const Caller& caller, const std::string& name,
+                            const std::string& action);
 
   // Spending within [since, until) by "tenant" (organisation), "project" (tenant path),
   // "cluster" or "model", of the tenants the caller may see; running runs count until now.
-  Result<nlohmann::ordered_json> Costs(const Caller& caller, const std::string& by, TimeMs since,
-                                       TimeMs until);
+  Result<SpendingReport> Costs(const Caller& caller, const std::string& by, TimeMs since,
+                               TimeMs until);
   // The tenants the caller may see, with each model's quota and what is in use now.
-  nlohmann::ordered_json Tenants(const Caller& caller) const;
+  std::vector<TenantView> Tenants(const Caller& caller) const;
 
   // Creates (or replaces) a principal; admins only. An agent is bound to exactly one node of
   // the fleet (Principal::node); one without a node is refused. Errors name the offending
@@ -184,20 +185,19 @@ class Daemon {
   // wait_ms passes. Errors name the body's offending field.
   Result<std::string> AgentSync(const Caller& caller, const std::string& node,
                                 const std::string& body);
-  // The tail of a task's output as its agent reported it: {job, run, task, log}; the job's
-  // current (or last) run unless `run` is given.
-  Result<nlohmann::ordered_json> TaskLog(const Caller& caller, const std::string& ref,
-                                         const std::string& tenant, int task,
-                                         std::optional<int> run);
+  // The tail of a task's output as its agent reported it; the job's current (or last) run
+  // unless `run` is given.
+  Result<TaskLogView> TaskLog(const Caller& caller, const std::string& ref,
+                              const std::string& tenant, int task, std::optional<int> run);
   AgentHub& agents() { return backends_->agents(); }
 
   // The configuration in force (a reload replaces it; the pointer keeps it alive).
   std::shared_ptr<const Spec> spec() const;
-  // Reads the configuration's files again and checks them: {ok, errors, changes}. With
+  // Reads the configuration's files again and checks them (errors, or what would change). With
   // `apply`, a valid configuration replaces the one in force — the engine is rebuilt on it,
   // waiting jobs are queued again and running ones go on where they are (a run whose node
   // left the fleet is requeued). Admins and operators only.
-  Result<nlohmann::ordered_json> Reload(const Caller& caller, bool apply);
+  Result<ReloadReport> Reload(const Caller& caller, bool apply);
   DurableStore& store() { return *store_; }
   const Authenticator& auth() const { return principals_.auth(); }
   const Clock& clock() const { return clock_; }
@@ -249,14 +249,10 @@ class Daemon {
   // Every stored service taken on by the driver in force (parsed against the
   // configuration in force; one it no longer admits keeps its error).
   void DriveServices() REQUIRES(mu_);
-  // What a reload did to the jobs.
-  struct ReloadCounts {
-    int64_t resumed = 0, requeued = 0, queued = 0, failed = 0;
-  };
   // On the engine's thread: a new engine on `spec` in place of the one in force,
   // with every job moved onto it (a running one goes on where it is, when it can); the old
   // core is retired_ until the drive of its engine ends.
-  Result<ReloadCounts> SwapEngine(std::shared_ptr<const Spec> spec) REQUIRES(mu_);
+  Result<ReloadReport::Jobs> SwapEngine(std::shared_ptr<const Spec> spec) REQUIRES(mu_);
   // A job queued again on a new engine (restart, reload) that is a replica rejoins
   // its service; `orphans` collects replicas no service claims (cancelled afterwards).
   void Rejoin(JobId id, std::vector<JobId>& orphans) REQUIRES(mu_);
@@ -271,7 +267,7 @@ class Daemon {
   void TakeArrivals() REQUIRES(mu_);
   // A replica the service driver asks for, stored as a job of the service's tenant.
   std::optional<JobId> SubmitReplica(Job job, TimeMs now) REQUIRES(mu_);
-  nlohmann::ordered_json ServiceJson(const ServiceEntry& e) const REQUIRES(mu_);
+  ServiceView ServiceViewOf(const ServiceEntry& e) const REQUIRES(mu_);
   ReplicaHost& replica_host();
   // Takes the snapshot's job rows (moved into the view); `read` holds, by row, what the
   // workers read of the rows that had not ended (nullopt for the others).
@@ -357,9 +353,7 @@ class Daemon {
   std::string PlacementJson(const std::vector<Placement>& placements) const REQUIRES(mu_);
   // A stored run's placements (read by ParsePlacement) on this cell's node indices.
   Result<std::vector<Placement>> PlacementsOf(std::vector<StoredTask> tasks) const REQUIRES(mu_);
-  nlohmann::ordered_json NodeJson(const Caller& caller, uint32_t node) const REQUIRES(mu_);
-  // A slurm cluster's node as its controller reports it (null otherwise).
-  nlohmann::ordered_json SlurmNodeJson(uint32_t node) const REQUIRES(mu_);
+  NodeView NodeViewOf(const Caller& caller, uint32_t node) const REQUIRES(mu_);
   // Whether the configuration cordons the node (then the engine sees it down).
   bool CordonedInConfig(uint32_t node) const REQUIRES(mu_);
   // Why a node is down, as " (…)", or "" when nothing more is known.

@@ -200,66 +200,49 @@ Result<StoredJob> Daemon::Cancel(const Caller& caller, const std::string& ref,
   return book_.row(id);
 }
 
-Result<json> Daemon::Explain(const Caller& caller, const std::string& ref,
-                             const std::string& tenant) {
-  StoredJob row;
+Result<JobExplanation> Daemon::Explain(const Caller& caller, const std::string& ref,
+                                       const std::string& tenant) {
+  JobExplanation out;
   {
     ViewLock lock(*this);
     auto id = book_.Resolve(caller, ref, tenant);
     if (!id.ok()) return id.status();
-    row = View(*id);
-  }
-  json out = {{"id", row.id}, {"name", row.name}, {"tenant", row.tenant}, {"state", row.state}};
-  if (row.state == "pending" || row.state == "admitted") {
-    out["why_pending"] = {{"code", row.reason}, {"detail", row.detail}};
-  } else if (row.state == "running" || row.state == "placed") {
-    out["why_here"] = row.detail;
-    out["placement"] = PlacementView(row.placement);
+    out.job = View(*id);
   }
   // Decisions are written behind the engine: read after everything queued so far.
   if (Status s = store_->Flush().get(); !s.ok()) return s;
-  auto log = store_->QueryDecisions(row.id);
+  auto log = store_->QueryDecisions(out.job.id);
   if (!log.ok()) return log.status();
-  json decisions = json::array();
-  for (const StoredDecision& d : *log) {
-    json line = {{"time_ms", d.time}, {"kind", d.kind}, {"reason", d.reason}};
-    auto detail = json::parse(d.detail, nullptr, false);
-    if (!detail.is_discarded() && !detail.empty()) line["detail"] = detail;
-    decisions.push_back(line);
-  }
-  out["decisions"] = decisions;
+  out.decisions = std::move(*log);
   return out;
 }
 
-Result<json> Daemon::Decisions(const Caller& caller, DecisionQuery q) const {
+Result<DecisionPage> Daemon::Decisions(const Caller& caller, DecisionQuery q) const {
   const int want = std::clamp(q.limit, 1, 1000);
   q.limit = 1000;
   // Decisions are written behind the engine: read after everything queued so far.
   if (Status s = store_->Flush().get(); !s.ok()) return s;
-  json items = json::array();
+  DecisionPage page;
   // Reads on until the page is full: rows of jobs the caller may not see are skipped.
   for (int reads = 0; reads < 20; ++reads) {
     auto rows = store_->QueryDecisionLog(q);
     if (!rows.ok()) return rows.status();
     ViewLock lock(*this);
-    for (const StoredDecision& d : *rows) {
+    for (StoredDecision& d : *rows) {
       q.after = d.seq;
       if (!book_.contains(d.job)) continue;
       const StoredJob& j = book_.row(d.job);
       if (!caller.MaySee(j.tenant)) continue;
-      json line = {{"seq", d.seq},
-                   {"time_ms", d.time},
-                   {"kind", d.kind},
-                   {"job", {{"id", j.id}, {"name", j.name}, {"tenant", j.tenant}}},
-                   {"reason", d.reason}};
-      auto detail = json::parse(d.detail, nullptr, false);
-      if (!detail.is_discarded() && !detail.empty()) line["detail"] = detail;
-      items.push_back(std::move(line));
-      if (static_cast<int>(items.size()) == want) return json{{"items", items}, {"next", d.seq}};
+      page.items.push_back({std::move(d), {j.id, j.name, j.tenant}});
+      if (static_cast<int>(page.items.size()) == want) {
+        page.next = q.after;
+        return page;
+      }
     }
-    if (static_cast<int>(rows->size()) < q.limit) return json{{"items", items}};
+    if (static_cast<int>(rows->size()) < q.limit) return page;
   }
-  return json{{"items", items}, {"next", q.after}};
+  page.next = q.after;
+  return page;
 }
 
 }  // namespace tessera

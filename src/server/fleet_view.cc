@@ -8,8 +8,6 @@
 
 namespace tessera {
 
-using json = nlohmann::ordered_json;
-
 namespace {
 
 std::string NodeStateName(bool up, bool cordoned, bool draining) {
@@ -20,7 +18,7 @@ std::string NodeStateName(bool up, bool cordoned, bool draining) {
 
 }  // namespace
 
-json Daemon::Clusters() const {
+std::vector<ClusterSummary> Daemon::Clusters() const {
   ViewLock lock(*this);
   const CellState& cell = engine_->cell();
   struct Totals {
@@ -41,97 +39,75 @@ json Daemon::Clusters() const {
       used += kMilliPerUnit - d.free;
     }
   }
-  json out = json::array();
+  std::vector<ClusterSummary> out;
   for (size_t c = 0; c < spec_->clusters.size(); ++c) {
     const Cluster& cl = spec_->clusters[c];
-    json devices = json::array();
-    for (const auto& [model, v] : totals[c].devices) {
-      devices.push_back({{"model", spec_->model(DeviceModelId(model)).name},
-                         {"count", v.first},
-                         {"allocated", static_cast<double>(v.second) / kMilliPerUnit}});
-    }
-    out.push_back({{"name", cl.name},
-                   {"region", spec_->region(cl.region).name},
-                   {"tier", std::string(ClusterTierName(cl.tier))},
-                   {"backend", std::string(BackendKindName(cl.backend))},
-                   {"nodes", totals[c].nodes},
-                   {"ready", totals[c].ready},
-                   {"cordoned", totals[c].cordoned},
-                   {"down", totals[c].down},
-                   {"devices", devices}});
+    const Totals& t = totals[c];
+    ClusterSummary v{cl.name,
+                     spec_->region(cl.region).name,
+                     std::string(ClusterTierName(cl.tier)),
+                     std::string(BackendKindName(cl.backend)),
+                     t.nodes,
+                     t.ready,
+                     t.cordoned,
+                     t.down,
+                     {}};
+    for (const auto& [model, d] : t.devices)
+      v.devices.push_back({spec_->model(DeviceModelId(model)).name, d.first, d.second});
+    out.push_back(std::move(v));
   }
   return out;
 }
 
-json Daemon::SlurmNodeJson(uint32_t n) const {
-  std::optional<SlurmNode> s = backends_->slurm()
-                                   ? backends_->slurm()->NodeInfo(engine_->cell().node_name(n))
-                                   : std::nullopt;
-  if (!s) return nullptr;
-  json out = {
-      {"state", s->state}, {"cpus", s->cpus}, {"memory_mib", s->memory_mb}, {"gpus", s->gpus}};
-  // Tessera places on what the fleet declares: a node Slurm sees otherwise is worth a look.
-  const int declared = static_cast<int>(engine_->cell().devices(n).size());
-  if (s->gpus >= 0 && s->gpus != declared) {
-    out["mismatch"] = "the fleet declares " + std::to_string(declared) +
-                      " devices on this node; Slurm's GRES has " + std::to_string(s->gpus);
-  }
-  return out;
-}
-
-json Daemon::NodeJson(const Caller& caller, uint32_t n) const {
+NodeView Daemon::NodeViewOf(const Caller& caller, uint32_t n) const {
   const CellState& cell = engine_->cell();
   const NodeState& s = cell.node(n);
-  std::map<uint16_t, std::pair<int64_t, int64_t>> devices;
+  const std::string& name = cell.node_name(n);
+  NodeView v;
+  v.name = name;
+  v.cluster = spec_->clusters[s.cluster].name;
+  // A node the configuration cordons is out of the cell (the engine sees it down): it is
+  // cordoned, by the configuration, not down.
+  v.cordoned_by_config = CordonedInConfig(n);
+  const bool draining = flags_.count(name) && flags_.at(name).draining;
+  v.state = v.cordoned_by_config
+                ? "cordoned"
+                : NodeStateName(engine_->node_up(n), engine_->cordoned(n), draining);
+  v.cpu = s.cpu_total;
+  v.cpu_free = s.cpu_free;
+  v.memory_mib = s.mem_total;
+  v.memory_free_mib = s.mem_free;
+  std::map<uint16_t, std::pair<int64_t, int64_t>> devices;  // model -> (count, free milli)
   for (const DeviceSlot& d : cell.devices(n)) {
     auto& [count, free] = devices[d.model];
     ++count;
     free += d.free;
   }
-  json dev = json::array();
-  for (const auto& [model, v] : devices) {
-    dev.push_back({{"model", spec_->model(DeviceModelId(model)).name},
-                   {"count", v.first},
-                   {"free", static_cast<double>(v.second) / kMilliPerUnit}});
-  }
-  json jobs = json::array();
+  for (const auto& [model, d] : devices)
+    v.devices.push_back({spec_->model(DeviceModelId(model)).name, d.first, d.second});
   std::set<uint32_t> seen;
   for (const TaskRef& t : cell.tasks_on(n)) {
     if (!seen.insert(t.job.value()).second || !book_.Knows(t.job) || book_.IdOf(t.job) == 0)
       continue;
     const StoredJob& j = book_.row(book_.IdOf(t.job));
-    if (caller.MaySee(j.tenant)) jobs.push_back({{"id", j.id}, {"name", j.name}});
+    if (caller.MaySee(j.tenant)) v.jobs.push_back({j.id, j.name, j.tenant});
   }
-  bool draining = flags_.count(cell.node_name(n)) && flags_.at(cell.node_name(n)).draining;
-  json agent = json(backends_->agents().NodeStatus(cell.node_name(n)));
-  // The agent's id is the fleet's operators' to see (it names the process that answers for the
-  // node); members and viewers see the node's health without it.
-  if (agent.is_object() && !caller.MayAdministerFleet()) agent.erase("agent");
-  if (agent.is_object() && !agent["gpus"].empty() &&
-      agent["gpus"].size() != cell.devices(n).size()) {
+  const size_t declared = cell.devices(n).size();
+  v.agent = backends_->agents().NodeStatus(name);
+  v.show_agent_id = caller.MayAdministerFleet();
+  if (v.agent && !v.agent->gpus.empty() && v.agent->gpus.size() != declared) {
     // The scheduler places on the declared devices: a host that has others is worth a look.
-    agent["mismatch"] = "the fleet declares " + std::to_string(cell.devices(n).size()) +
-                        " devices on this node; the agent's host has " +
-                        std::to_string(agent["gpus"].size());
+    v.agent_mismatch = "the fleet declares " + std::to_string(declared) +
+                       " devices on this node; the agent's host has " +
+                       std::to_string(v.agent->gpus.size());
   }
-  // A node the configuration cordons is out of the cell (the engine sees it down): it is
-  // cordoned, by the configuration, not down.
-  const bool config_cordon = CordonedInConfig(n);
-  json out = {
-      {"name", cell.node_name(n)},
-      {"cluster", spec_->clusters[s.cluster].name},
-      {"state", config_cordon ? "cordoned"
-                              : NodeStateName(engine_->node_up(n), engine_->cordoned(n), draining)},
-      {"cpu", static_cast<double>(s.cpu_total) / kMilliPerUnit},
-      {"cpu_free", static_cast<double>(s.cpu_free) / kMilliPerUnit},
-      {"memory_mib", s.mem_total},
-      {"memory_free_mib", s.mem_free},
-      {"devices", dev},
-      {"jobs", jobs},
-      {"agent", agent},
-      {"slurm", SlurmNodeJson(n)}};
-  if (config_cordon) out["cordoned_by"] = "configuration";
-  return out;
+  if (backends_->slurm()) v.slurm = backends_->slurm()->NodeInfo(name);
+  // Tessera places on what the fleet declares: a node Slurm sees otherwise is worth a look.
+  if (v.slurm && v.slurm->gpus >= 0 && static_cast<size_t>(v.slurm->gpus) != declared) {
+    v.slurm_mismatch = "the fleet declares " + std::to_string(declared) +
+                       " devices on this node; Slurm's GRES has " + std::to_string(v.slurm->gpus);
+  }
+  return v;
 }
 
 std::string Daemon::DownReason(uint32_t n) const {
@@ -142,9 +118,9 @@ std::string Daemon::DownReason(uint32_t n) const {
   }
   const Cluster& c = spec_->clusters[engine_->cell().node(n).cluster];
   if (c.backend == BackendKind::kLocal) {
-    json agent = json(backends_->agents().NodeStatus(name));
-    if (!agent.is_object()) return " (no agent has synced it)";
-    if (agent.value("live", false) == false) return " (its agent went silent)";
+    std::optional<AgentNodeStatus> agent = backends_->agents().NodeStatus(name);
+    if (!agent) return " (no agent has synced it)";
+    if (!agent->live) return " (its agent went silent)";
   }
   return "";
 }
@@ -153,33 +129,32 @@ bool Daemon::CordonedInConfig(uint32_t n) const {
   return spec_->node(engine_->cell().spec_node(n)).cordoned;
 }
 
-json Daemon::ListNodes(const Caller& caller, const std::string& cluster, int64_t after, int limit,
-                       int64_t* next) const {
+NodePage Daemon::ListNodes(const Caller& caller, const std::string& cluster, int64_t after,
+                           int limit) const {
   ViewLock lock(*this);
   const CellState& cell = engine_->cell();
-  json out = json::array();
-  *next = 0;
+  NodePage page;
   for (uint32_t n = static_cast<uint32_t>(std::max<int64_t>(after, 0)); n < cell.node_count();
        ++n) {
     if (!cluster.empty() && spec_->clusters[cell.node(n).cluster].name != cluster) continue;
-    if (static_cast<int>(out.size()) == limit) {
-      *next = n;
+    if (static_cast<int>(page.items.size()) == limit) {
+      page.next = n;
       break;
     }
-    out.push_back(NodeJson(caller, n));
+    page.items.push_back(NodeViewOf(caller, n));
   }
-  return out;
+  return page;
 }
 
-Result<json> Daemon::GetNode(const Caller& caller, const std::string& name) const {
+Result<NodeView> Daemon::GetNode(const Caller& caller, const std::string& name) const {
   ViewLock lock(*this);
   auto it = core_->node_index.find(name);
   if (it == core_->node_index.end()) return NotFound("no node \"" + name + "\"");
-  return NodeJson(caller, it->second);
+  return NodeViewOf(caller, it->second);
 }
 
-Result<json> Daemon::HoldNode(const Caller& caller, const std::string& name,
-                              const std::string& action) {
+Result<NodeView> Daemon::HoldNode(const Caller& caller, const std::string& name,
+                                  const std::string& action) {
   if (!caller.MayAdministerFleet()) {
     return PermissionDenied("only admins and operators " + action + " nodes");
   }
@@ -236,7 +211,7 @@ Result<json> Daemon::HoldNode(const Caller& caller, const std::string& name,
   ApplyChanges();
   auto node = core_->node_index.find(name);
   if (node == core_->node_index.end()) return NotFound("node \"" + name + "\" left the fleet");
-  return NodeJson(caller, node->second);
+  return NodeViewOf(caller, node->second);
 }
 
 }  // namespace tessera

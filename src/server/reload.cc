@@ -4,11 +4,11 @@
 // go on where they are. Services are taken on again on the new configuration and their
 // replicas rejoin them (their load history and reported load start afresh).
 #include <algorithm>
+#include <iterator>
 #include <set>
 
 #include "config/job_json.h"
 #include "config/loader.h"
-#include "config/yaml_json.h"
 #include "server/daemon.h"
 
 namespace tessera {
@@ -17,24 +17,24 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
+// The names in `after` and not in `before` (added), and the other way round (removed).
 template <typename T, typename Key>
-json Diff(const std::vector<T>& before, const std::vector<T>& after, Key key) {
+ReloadReport::Change Diff(std::string section, const std::vector<T>& before,
+                          const std::vector<T>& after, Key key) {
   std::set<std::string> a, b;
   for (const T& x : before)
     a.insert(key(x));
   for (const T& x : after)
     b.insert(key(x));
-  json added = json::array(), removed = json::array();
-  for (const std::string& n : b)
-    if (!a.count(n)) added.push_back(n);
-  for (const std::string& n : a)
-    if (!b.count(n)) removed.push_back(n);
-  return {{"added", added}, {"removed", removed}};
+  ReloadReport::Change out{std::move(section), {}, {}};
+  std::set_difference(b.begin(), b.end(), a.begin(), a.end(), std::back_inserter(out.added));
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out.removed));
+  return out;
 }
 
 }  // namespace
 
-Result<Daemon::ReloadCounts> Daemon::SwapEngine(std::shared_ptr<const Spec> spec) {
+Result<ReloadReport::Jobs> Daemon::SwapEngine(std::shared_ptr<const Spec> spec) {
   TakeArrivals();  // into the engine they were parsed for; moved below with the rest
   auto core = MakeCore(spec);
   if (!core.ok()) return core.status();
@@ -47,7 +47,7 @@ Result<Daemon::ReloadCounts> Daemon::SwapEngine(std::shared_ptr<const Spec> spec
   const ResolvedJobReader reader(*spec);
   const TimeMs now = clock_.Now();
   book_.ForgetEngine();
-  ReloadCounts counts;
+  ReloadReport::Jobs counts;
   std::vector<JobId> orphans;
   for (StoredJob& row : book_.rows()) {
     const std::optional<JobId> eid = book_.engine_id(row.id);
@@ -111,25 +111,26 @@ Result<Daemon::ReloadCounts> Daemon::SwapEngine(std::shared_ptr<const Spec> spec
   return counts;
 }
 
-Result<json> Daemon::Reload(const Caller& caller, bool apply) {
+Result<ReloadReport> Daemon::Reload(const Caller& caller, bool apply) {
   if (!caller.MayAdministerFleet()) {
     return PermissionDenied("only admins and operators validate or reload the configuration");
   }
   LoadResult loaded = LoadSpecFiles(options_.config_paths);
-  json out = {{"ok", loaded.spec.has_value()}, {"applied", false}};
-  if (!loaded.spec) {
-    out["errors"] = DiagnosticsJson(loaded.diagnostics);
+  ReloadReport out;
+  out.ok = loaded.spec.has_value();
+  if (!out.ok) {
+    out.errors = std::move(loaded.diagnostics);
     return out;
   }
   std::shared_ptr<const Spec> before = spec();
   const Spec& next = *loaded.spec;
   auto name = [](const auto& x) { return x.name; };
-  out["changes"] = {
-      {"policies", Diff(before->policies, next.policies, name)},
-      {"priorityClasses", Diff(before->priority_classes, next.priority_classes, name)},
-      {"tenants", Diff(before->tenants, next.tenants, [](const Tenant& t) { return t.path; })},
-      {"clusters", Diff(before->clusters, next.clusters, name)},
-      {"nodes", Diff(before->nodes, next.nodes, name)}};
+  out.changes = {
+      Diff("policies", before->policies, next.policies, name),
+      Diff("priorityClasses", before->priority_classes, next.priority_classes, name),
+      Diff("tenants", before->tenants, next.tenants, [](const Tenant& t) { return t.path; }),
+      Diff("clusters", before->clusters, next.clusters, name),
+      Diff("nodes", before->nodes, next.nodes, name)};
   if (!apply) return out;
   // What the reload changes is written by the engine behind it: on a store that fails now, the
   // reload waits (nothing is changed) rather than be applied and not recorded.
@@ -139,12 +140,12 @@ Result<json> Daemon::Reload(const Caller& caller, bool apply) {
   ViewLock lock(*this);
   // The engine's thread builds the new engine, moves every job onto it and drives it from its
   // next pass, which schedules at once.
-  std::optional<Result<ReloadCounts>> swapped;
+  std::optional<Result<ReloadReport::Jobs>> swapped;
   if (!host_.Post(lock, [&]() REQUIRES(mu_) { swapped = SwapEngine(spec); })) {
     return Unavailable("the daemon is stopping");
   }
   if (!swapped->ok()) return swapped->status();
-  const ReloadCounts counts = **swapped;
+  out.jobs = **swapped;
   lock.unlock();
   // Answered once what it changed is durable (the store keeps and retries it if not).
   if (Status s = store_->Flush().get(); !s.ok()) {
@@ -152,11 +153,7 @@ Result<json> Daemon::Reload(const Caller& caller, bool apply) {
         "the reload is applied, but the store has not recorded it yet (it retries): " +
         s.message());
   }
-  out["applied"] = true;
-  out["jobs"] = {{"resumed", counts.resumed},
-                 {"requeued", counts.requeued},
-                 {"queued", counts.queued},
-                 {"failed", counts.failed}};
+  out.applied = true;
   return out;
 }
 

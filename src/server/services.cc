@@ -64,41 +64,33 @@ std::optional<JobId> Daemon::SubmitReplica(Job job, TimeMs now) {
   return Enqueue(row.id, std::move(job), now);
 }
 
-json Daemon::ServiceJson(const ServiceEntry& e) const {
-  const StoredService& v = e.stored;
-  json out = {{"name", v.name},
-              {"tenant", v.tenant},
-              {"submitted_by", v.principal},
-              {"created_ms", v.created},
-              {"state", e.error.empty() ? "active" : "invalid"}};
-  if (!e.error.empty()) out["error"] = e.error;
-  json spec = json::parse(v.body, nullptr, false);
-  std::optional<ServiceStatus> st = core_->services->Find(v.name, *engine_);
-  const Service* svc = nullptr;
-  for (const Service& s : core_->services->services())
-    if (s.name == v.name) svc = &s;
-  json replicas = {{"min", svc ? svc->min_replicas : 0}, {"max", svc ? svc->max_replicas : 0}};
-  replicas["wanted"] = st ? st->wanted : 0;
-  replicas["running"] = st ? st->running : 0;
-  replicas["pending"] = st ? st->pending : 0;
-  out["replicas"] = replicas;
-  json jobs = json::array();
-  if (st) {
-    for (JobId id : st->replicas)
-      if (book_.Knows(id)) jobs.push_back(book_.IdOf(id));
+ServiceView Daemon::ServiceViewOf(const ServiceEntry& e) const {
+  const StoredService& stored = e.stored;
+  ServiceView v;
+  v.name = stored.name;
+  v.tenant = stored.tenant;
+  v.principal = stored.principal;
+  v.created = stored.created;
+  v.error = e.error;
+  v.body = stored.body;
+  for (const Service& s : core_->services->services()) {
+    if (s.name != stored.name) continue;
+    v.min_replicas = s.min_replicas;
+    v.max_replicas = s.max_replicas;
+    v.latency_slo = s.latency_slo;
   }
-  out["replica_jobs"] = jobs;
-  out["load"] = {{"rps", st ? std::round(st->rps * 1000) / 1000 : 0.0},
-                 {"source", st && st->reported ? "reported" : "curve"}};
-  json slo = {{"latency_ms", svc ? svc->latency_slo : 0}};
-  slo["requests"] = st ? std::round(st->requests) : 0.0;
-  slo["served_within_slo"] = st ? std::round(st->served) : 0.0;
-  slo["attainment"] = st && st->requests > 0
-                          ? json(std::round(st->served / st->requests * 1e4) / 1e4)
-                          : json(nullptr);
-  out["slo"] = slo;
-  if (!spec.is_discarded()) out["spec"] = spec;
-  return out;
+  if (std::optional<ServiceStatus> st = core_->services->Find(stored.name, *engine_)) {
+    v.wanted = st->wanted;
+    v.running = st->running;
+    v.pending = st->pending;
+    for (JobId id : st->replicas)
+      if (book_.Knows(id)) v.replica_jobs.push_back(book_.IdOf(id));
+    v.rps = st->rps;
+    v.reported = st->reported;
+    v.requests = st->requests;
+    v.served = st->served;
+  }
+  return v;
 }
 
 Result<ServiceOutcome> Daemon::SubmitService(const Caller& caller, const std::string& body) {
@@ -125,7 +117,7 @@ Result<ServiceOutcome> Daemon::SubmitService(const Caller& caller, const std::st
     if (it != services_.end()) {
       // Another tenant's service of that name is not revealed beyond the conflict.
       if (it->second.durable && it->second.stored.body == body && caller.MaySee(tenant)) {
-        return ServiceOutcome{ServiceJson(it->second), true};
+        return ServiceOutcome{ServiceViewOf(it->second), true};
       }
       return AlreadyExists("a service named \"" + name +
                            "\" exists; delete it first to replace it");
@@ -160,25 +152,25 @@ Result<ServiceOutcome> Daemon::SubmitService(const Caller& caller, const std::st
   ApplyChanges();
   auto it = services_.find(name);
   if (it == services_.end()) return NotFound("service \"" + name + "\" was deleted meanwhile");
-  return ServiceOutcome{ServiceJson(it->second), false};
+  return ServiceOutcome{ServiceViewOf(it->second), false};
 }
 
-json Daemon::ListServices(const Caller& caller) const {
+std::vector<ServiceView> Daemon::ListServices(const Caller& caller) const {
   ViewLock lock(*this);
-  json items = json::array();
+  std::vector<ServiceView> items;
   for (const auto& [name, e] : services_)
-    if (e.durable && caller.MaySee(e.stored.tenant)) items.push_back(ServiceJson(e));
+    if (e.durable && caller.MaySee(e.stored.tenant)) items.push_back(ServiceViewOf(e));
   return items;
 }
 
-Result<json> Daemon::GetService(const Caller& caller, const std::string& name) const {
+Result<ServiceView> Daemon::GetService(const Caller& caller, const std::string& name) const {
   ViewLock lock(*this);
   auto e = ServiceFor(services_, caller, name);
   if (!e.ok()) return e.status();
-  return ServiceJson(**e);
+  return ServiceViewOf(**e);
 }
 
-Result<json> Daemon::DeleteService(const Caller& caller, const std::string& name) {
+Result<ServiceView> Daemon::DeleteService(const Caller& caller, const std::string& name) {
   std::shared_future<Status> durable;
   {
     ViewLock lock(*this);
@@ -194,7 +186,7 @@ Result<json> Daemon::DeleteService(const Caller& caller, const std::string& name
     it->second.durable = true;
     return Unavailable("the store did not record the deletion: " + s.message());
   }
-  json out = ServiceJson(it->second);
+  ServiceView out = ServiceViewOf(it->second);
   services_.erase(it);
   // The engine's thread stops driving it (an invalid one is not driven) and cancels its
   // replicas at once.
@@ -202,12 +194,12 @@ Result<json> Daemon::DeleteService(const Caller& caller, const std::string& name
     (void)core_->services->Remove(name, replica_host(), clock_.Now());
   });
   if (!ran) return Unavailable("the daemon is stopping");
-  out["state"] = "deleted";
+  out.deleted = true;
   return out;
 }
 
-Result<json> Daemon::ReportLoad(const Caller& caller, const std::string& name,
-                                const std::string& body) {
+Result<ServiceView> Daemon::ReportLoad(const Caller& caller, const std::string& name,
+                                       const std::string& body) {
   json in = json::parse(body, nullptr, false);
   auto bad = [&](const std::string& f, const std::string& message) {
     return InvalidArgument(message).WithField(f);
@@ -239,7 +231,7 @@ Result<json> Daemon::ReportLoad(const Caller& caller, const std::string& name,
   ApplyChanges();
   auto it = services_.find(name);
   if (it == services_.end()) return NotFound("service \"" + name + "\" was deleted meanwhile");
-  json out = ServiceJson(it->second);
+  ServiceView out = ServiceViewOf(it->second);
   lock.unlock();
   // Answered once the replicas it started or stopped are durable.
   if (Status s = store_->Flush().get(); !s.ok()) {

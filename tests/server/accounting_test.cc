@@ -11,7 +11,6 @@
 namespace tessera {
 namespace {
 
-using json = nlohmann::ordered_json;
 constexpr TimeMs kHour = 3600 * 1000;
 
 class AccountingTest : public ::testing::Test {
@@ -24,10 +23,11 @@ class AccountingTest : public ::testing::Test {
     r.per_hour = (per_hour + 1) * kMicroPerUnit;
     return r;
   }
-  json Spend(const Caller& caller, const std::string& by, TimeMs until, TimeMs now) {
-    Result<json> out = Accounting::Spending(store_, caller, by, 0, until, now, spec_.currency);
+  SpendingReport Spend(const Caller& caller, const std::string& by, TimeMs until, TimeMs now) {
+    Result<SpendingReport> out =
+        Accounting::Spending(store_, caller, by, 0, until, now, spec_.currency);
     EXPECT_TRUE(out.ok()) << out.status().ToString();
-    return out.ok() ? *out : json();
+    return out.ok() ? *out : SpendingReport();
   }
 
   Spec spec_ = testing::BaseSpec();
@@ -44,19 +44,19 @@ TEST_F(AccountingTest, ARunsRowsOpenAtItsStartAndCloseAtItsEnd) {
   book_.Close(1, 2 * kHour);
   EXPECT_TRUE(book_.open(1).empty());
   // Job 1: 2 h at 2 + 1; job 2: still open at 3 h, at 4 + 1.
-  json all = Spend(admin_, "tenant", 10 * kHour, 3 * kHour);
-  EXPECT_EQ(all["total"], 6.0 + 15.0);
-  EXPECT_EQ(all["currency"], spec_.currency);
-  json by_project = Spend(admin_, "project", 10 * kHour, 3 * kHour);
-  ASSERT_EQ(by_project["items"].size(), 2u);
-  EXPECT_EQ(by_project["items"][0]["project"], "acme/prod");
-  EXPECT_EQ(by_project["items"][0]["amount"], 6.0);
-  json by_model = Spend(admin_, "model", 10 * kHour, 3 * kHour);
-  ASSERT_EQ(by_model["items"].size(), 2u);
-  EXPECT_EQ(by_model["items"][0]["model"], spec_.device_models[0].name);  // "H800" < "cpu"
-  EXPECT_EQ(by_model["items"][0]["amount"], 4.0 + 12.0);
-  EXPECT_EQ(by_model["items"][1]["model"], "cpu");
-  EXPECT_EQ(by_model["items"][1]["amount"], 2.0 + 3.0);
+  SpendingReport all = Spend(admin_, "tenant", 10 * kHour, 3 * kHour);
+  EXPECT_DOUBLE_EQ(all.total, 6.0 + 15.0);
+  EXPECT_EQ(all.currency, spec_.currency);
+  SpendingReport by_project = Spend(admin_, "project", 10 * kHour, 3 * kHour);
+  ASSERT_EQ(by_project.items.size(), 2u);
+  EXPECT_EQ(by_project.items[0].first, "acme/prod");
+  EXPECT_DOUBLE_EQ(by_project.items[0].second, 6.0);
+  SpendingReport by_model = Spend(admin_, "model", 10 * kHour, 3 * kHour);
+  ASSERT_EQ(by_model.items.size(), 2u);
+  EXPECT_EQ(by_model.items[0].first, spec_.device_models[0].name);  // "H800" < "cpu"
+  EXPECT_DOUBLE_EQ(by_model.items[0].second, 4.0 + 12.0);
+  EXPECT_EQ(by_model.items[1].first, "cpu");
+  EXPECT_DOUBLE_EQ(by_model.items[1].second, 2.0 + 3.0);
 }
 
 TEST_F(AccountingTest, ARunThatRestartsWithoutStoppingClosesItsRowsFirst) {
@@ -64,7 +64,7 @@ TEST_F(AccountingTest, ARunThatRestartsWithoutStoppingClosesItsRowsFirst) {
   book_.Open(1, "acme/prod", kHour, Rate(8), spec_);  // moved at 1 h
   EXPECT_EQ(book_.open(1), (std::vector<int64_t>{3, 4}));
   book_.Close(1, 2 * kHour);
-  EXPECT_EQ(Spend(admin_, "cluster", 10 * kHour, 10 * kHour)["total"], 3.0 + 9.0);
+  EXPECT_DOUBLE_EQ(Spend(admin_, "cluster", 10 * kHour, 10 * kHour).total, 3.0 + 9.0);
 }
 
 TEST_F(AccountingTest, AnAdoptedRunsRowsAreNumberedForTheRestoresBatch) {
@@ -82,17 +82,19 @@ TEST_F(AccountingTest, AMemberSeesOnlyItsSubtreesSpending) {
   book_.Open(1, "acme/prod", 0, Rate(2), spec_);
   book_.Open(2, "acme/research/llm", 0, Rate(4), spec_);
   Caller member{"m", Role::kMember, "acme/research", ""};
-  json mine = Spend(member, "project", kHour, kHour);
-  ASSERT_EQ(mine["items"].size(), 1u);
-  EXPECT_EQ(mine["items"][0]["project"], "acme/research/llm");
-  EXPECT_EQ(mine["total"], 5.0);
+  SpendingReport mine = Spend(member, "project", kHour, kHour);
+  ASSERT_EQ(mine.items.size(), 1u);
+  EXPECT_EQ(mine.items[0].first, "acme/research/llm");
+  EXPECT_DOUBLE_EQ(mine.total, 5.0);
 }
 
 TEST_F(AccountingTest, ABadGroupingOrAnEmptyPeriodIsRefused) {
-  Result<json> bad = Accounting::Spending(store_, admin_, "region", 0, kHour, kHour, "USD");
+  Result<SpendingReport> bad =
+      Accounting::Spending(store_, admin_, "region", 0, kHour, kHour, "USD");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
-  Result<json> empty = Accounting::Spending(store_, admin_, "tenant", kHour, kHour, kHour, "USD");
+  Result<SpendingReport> empty =
+      Accounting::Spending(store_, admin_, "tenant", kHour, kHour, kHour, "USD");
   ASSERT_FALSE(empty.ok());
   EXPECT_EQ(empty.status().code(), StatusCode::kInvalidArgument);
 }

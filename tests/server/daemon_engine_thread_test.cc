@@ -75,10 +75,10 @@ TEST_F(DaemonEngineThread, ACancelIsAnsweredOnceTheEnginesPassMadeIt) {
 TEST_F(DaemonEngineThread, ADrainIsAnsweredWithTheNodeAsThePassLeftIt) {
   auto node = daemon_->HoldNode(admin_, "emu-gpu-0000", "drain");
   ASSERT_TRUE(node.ok()) << node.status().ToString();
-  EXPECT_EQ((*node)["state"], "drained") << node->dump();
+  EXPECT_EQ(node->state, "drained");
   auto lifted = daemon_->HoldNode(admin_, "emu-gpu-0000", "uncordon");
   ASSERT_TRUE(lifted.ok()) << lifted.status().ToString();
-  EXPECT_EQ((*lifted)["state"], "ready") << lifted->dump();
+  EXPECT_EQ(lifted->state, "ready");
 }
 
 TEST_F(DaemonEngineThread, AfterAReloadTheThreadDrivesTheNewEngine) {
@@ -92,8 +92,9 @@ TEST_F(DaemonEngineThread, AfterAReloadTheThreadDrivesTheNewEngine) {
   std::ofstream(dir_ / "fleet.yaml", std::ios::trunc) << grown;
   auto reloaded = daemon_->Reload(admin_, /*apply=*/true);
   ASSERT_TRUE(reloaded.ok()) << reloaded.status().ToString();
-  EXPECT_EQ((*reloaded)["applied"], true) << reloaded->dump();
-  EXPECT_EQ((*reloaded)["jobs"]["resumed"], 1) << reloaded->dump();
+  EXPECT_TRUE(reloaded->applied);
+  ASSERT_TRUE(reloaded->jobs.has_value());
+  EXPECT_EQ(reloaded->jobs->resumed, 1);
   // The new engine schedules: a submission after the reload runs, the resumed run goes on,
   // and a cancel reaches it.
   ASSERT_TRUE(daemon_->Submit(admin_, testing::DaemonJobBody("after"), "").ok());

@@ -5,8 +5,6 @@
 
 namespace tessera {
 
-using json = nlohmann::json;
-
 std::map<std::string, std::string> TaskEnvironment(const RunOrder& run, size_t task,
                                                    const std::vector<std::string>& peers) {
   const RunOrder::Task& t = run.tasks[task];
@@ -225,30 +223,21 @@ std::optional<std::string> AgentHub::Log(const TaskKey& key) const {
   return it->second;
 }
 
-json AgentHub::NodeStatus(const std::string& node) const {
+std::optional<AgentNodeStatus> AgentHub::NodeStatus(const std::string& node) const {
   MutexLock lock(mu_);
   auto it = nodes_.find(node);
-  if (it == nodes_.end() || it->second.agent.empty()) return nullptr;
+  if (it == nodes_.end() || it->second.agent.empty()) return std::nullopt;
   const Node& n = it->second;
-  json gpus = json::array();
-  for (const GpuSample& g : n.telemetry.gpus) {
-    gpus.push_back({{"index", g.index},
-                    {"uuid", g.uuid},
-                    {"name", g.name},
-                    {"memory_used_mib", g.memory_used},
-                    {"memory_total_mib", g.memory_total},
-                    {"utilization", g.utilization}});
-  }
-  return {{"agent", n.agent},
-          {"address", n.address},
-          {"live", n.live},
-          {"last_seen_ms", n.last_seen},
-          {"cpu", n.inventory.cpu},
-          {"memory_mib", n.inventory.memory},
-          {"cpu_used", n.telemetry.cpu_used},
-          {"memory_used_mib", n.telemetry.memory_used},
-          {"gpus", gpus},
-          {"tasks", n.run.size()}};
+  return AgentNodeStatus{n.agent,
+                         n.address,
+                         n.live,
+                         n.last_seen,
+                         n.inventory.cpu,
+                         n.inventory.memory,
+                         n.telemetry.cpu_used,
+                         n.telemetry.memory_used,
+                         n.telemetry.gpus,
+                         n.run.size()};
 }
 
 void AgentHub::Shutdown() {

@@ -15,7 +15,6 @@
 #include <deque>
 #include <map>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -39,6 +38,21 @@ struct AgentHubOptions {
   Millis lost_after = 10000;     // silence after which an agent's node is lost
   size_t log_bytes = 16 * 1024;  // kept of each task's output
   size_t log_tasks = 4096;       // tasks whose output is kept (the oldest go first)
+};
+
+// A node's agent as the fleet view shows it: who answers for the node, when it last synced,
+// what its host has and uses now.
+struct AgentNodeStatus {
+  std::string agent;  // the agent's id
+  std::string address;
+  bool live = false;
+  TimeMs last_seen = 0;
+  Milli cpu = 0;  // the host's online CPUs
+  MiB memory = 0;
+  Milli cpu_used = 0;
+  MiB memory_used = 0;
+  std::vector<GpuSample> gpus;  // live utilization and memory per GPU
+  size_t tasks = 0;             // tasks it runs
 };
 
 class AgentHub {
@@ -70,8 +84,8 @@ class AgentHub {
   bool Live(const std::string& node) const;
   // The tail of a task's output ("" when none was reported), whether known.
   std::optional<std::string> Log(const TaskKey& key) const;
-  // The node's agent as the fleet view shows it (null when none ever synced).
-  nlohmann::json NodeStatus(const std::string& node) const;
+  // The node's agent as the fleet view shows it (nullopt when none ever synced).
+  std::optional<AgentNodeStatus> NodeStatus(const std::string& node) const;
   // Wakes every waiting sync.
   void Shutdown();
 
