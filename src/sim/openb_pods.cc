@@ -9,6 +9,51 @@
 namespace tessera {
 namespace {
 
+// gpu_milli is the share of each GPU: 0 for a CPU-only pod, 1..1000 for a pod with one GPU,
+// 1000 for a pod with several (every published variant keeps to this).
+Status CheckShare(const CsvTable& t, const CsvRow& r, const TracePod& p) {
+  const size_t col = *t.Column("gpu_milli");
+  if (p.num_gpu == 0 && p.gpu_milli != 0) {
+    return r.ErrorAt(col, "a pod without GPUs (num_gpu 0) asks for no share, got " +
+                              std::to_string(p.gpu_milli));
+  }
+  if (p.num_gpu == 1 && p.gpu_milli == 0) {
+    return r.ErrorAt(col, "a pod with a GPU asks for a share of 1..1000");
+  }
+  if (p.num_gpu > 1 && p.gpu_milli != 1000) {
+    return r.ErrorAt(col, "a pod with " + std::to_string(p.num_gpu) +
+                              " GPUs takes them whole (1000), got " + std::to_string(p.gpu_milli));
+  }
+  return Status::Ok();
+}
+
+// The models a pod may run on, "A|B|C" (empty: any).
+std::vector<std::string> SplitSpec(std::string_view spec) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= spec.size()) {
+    size_t bar = spec.find('|', start);
+    if (bar == std::string_view::npos) bar = spec.size();
+    if (bar > start) out.emplace_back(spec.substr(start, bar - start));
+    start = bar + 1;
+  }
+  return out;
+}
+
+// An error at the row's gpu_spec for the first model the node list does not have.
+Status CheckModels(const CsvTable& t, const CsvRow& r, const std::vector<std::string>& spec,
+                   const std::vector<std::string>& known) {
+  for (const std::string& m : spec) {
+    if (std::find(known.begin(), known.end(), m) != known.end()) continue;
+    std::vector<std::string_view> names(known.begin(), known.end());
+    std::string hint = ClosestMatch(m, names);
+    return r.ErrorAt(*t.Column("gpu_spec"),
+                     "\"" + m + "\" is not a GPU model of the node list (" + JoinNames(known) +
+                         ")" + (hint.empty() ? "" : "; did you mean \"" + hint + "\"?"));
+  }
+  return Status::Ok();
+}
+
 Result<std::vector<TracePod>> FromTable(const CsvTable& t,
                                         const std::vector<std::string>* known_models) {
   // The placement columns are required; the others are absent from some published lists
@@ -51,22 +96,12 @@ Result<std::vector<TracePod>> FromTable(const CsvTable& t,
     p.cpu = get_int("cpu_milli", 0, int64_t{1} << 40);
     p.memory = get_int("memory_mib", 0, int64_t{1} << 40);
     p.num_gpu = static_cast<int32_t>(get_int("num_gpu", 0, 1024));
-    // gpu_milli is the share of each GPU: 0 for a CPU-only pod, 1..1000 for a pod with one
-    // GPU, 1000 for a pod with several (every published variant keeps to this).
     p.gpu_milli = get_int("gpu_milli", 0, 1000);
-    if (ok && p.num_gpu == 0 && p.gpu_milli != 0) {
-      errors.Add(r.ErrorAt(
-          *t.Column("gpu_milli"),
-          "a pod without GPUs (num_gpu 0) asks for no share, got " + std::to_string(p.gpu_milli)));
-      ok = false;
-    } else if (ok && p.num_gpu == 1 && p.gpu_milli == 0) {
-      errors.Add(r.ErrorAt(*t.Column("gpu_milli"), "a pod with a GPU asks for a share of 1..1000"));
-      ok = false;
-    } else if (ok && p.num_gpu > 1 && p.gpu_milli != 1000) {
-      errors.Add(r.ErrorAt(*t.Column("gpu_milli"), "a pod with " + std::to_string(p.num_gpu) +
-                                                       " GPUs takes them whole (1000), got " +
-                                                       std::to_string(p.gpu_milli)));
-      ok = false;
+    if (ok) {
+      if (Status share = CheckShare(t, r, p); !share.ok()) {
+        errors.Add(share);
+        ok = false;
+      }
     }
     auto time = [&](std::string_view col) -> std::optional<TimeMs> {
       if (!has(col)) return std::nullopt;
@@ -78,30 +113,12 @@ Result<std::vector<TracePod>> FromTable(const CsvTable& t,
     p.deletion = time("deletion_time");
     p.scheduled = time("scheduled_time");
     if (!ok) continue;
-    std::string_view spec = has("gpu_spec") ? *r.Text("gpu_spec") : std::string_view();
-    size_t start = 0;
-    while (start <= spec.size()) {
-      size_t bar = spec.find('|', start);
-      if (bar == std::string_view::npos) bar = spec.size();
-      if (bar > start) p.spec.emplace_back(spec.substr(start, bar - start));
-      start = bar + 1;
-    }
+    if (has("gpu_spec")) p.spec = SplitSpec(*r.Text("gpu_spec"));
     if (known_models != nullptr) {
-      bool known = true;
-      for (const std::string& m : p.spec) {
-        if (std::find(known_models->begin(), known_models->end(), m) != known_models->end()) {
-          continue;
-        }
-        std::vector<std::string_view> names(known_models->begin(), known_models->end());
-        std::string hint = ClosestMatch(m, names);
-        errors.Add(r.ErrorAt(*t.Column("gpu_spec"),
-                             "\"" + m + "\" is not a GPU model of the node list (" +
-                                 JoinNames(*known_models) + ")" +
-                                 (hint.empty() ? "" : "; did you mean \"" + hint + "\"?")));
-        known = false;
-        break;
+      if (Status known = CheckModels(t, r, p.spec, *known_models); !known.ok()) {
+        errors.Add(known);
+        continue;
       }
-      if (!known) continue;
     }
     if (has("qos")) p.qos = std::string(*r.Text("qos"));
     if (has("pod_phase")) p.phase = std::string(*r.Text("pod_phase"));
