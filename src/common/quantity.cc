@@ -223,4 +223,11 @@ std::string FormatDuration(Millis v) {
   return std::to_string(v) + "ms";
 }
 
+Micro CostOver(Micro per_hour, Millis ms) {
+  // The product needs more than 64 bits: a rate of 10^10 micro-units an hour over a year of
+  // milliseconds is 3 x 10^20.
+  constexpr Int128 kHour = 3600 * 1000;
+  return static_cast<Micro>((static_cast<Int128>(per_hour) * ms + kHour / 2) / kHour);
+}
+
 }  // namespace tessera

@@ -34,6 +34,8 @@ inline constexpr Micro kMicroPerUnit = 1000000;
 inline double MicroUnits(Micro v) {
   return static_cast<double>(v) / kMicroPerUnit;
 }
+// What a rate of `per_hour` costs over `ms`, rounded to the micro-unit (half up). `ms` >= 0.
+Micro CostOver(Micro per_hour, Millis ms);
 
 // The largest value each parser accepts. With the fleet's own limits (at most 200,000 nodes
 // and 2,000,000 devices, docs/configuration.md) no sum of parsed values — fleet totals of

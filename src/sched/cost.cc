@@ -19,14 +19,6 @@ std::string Money(Micro v, const std::string& currency) {
 
 }  // namespace
 
-Micro CostOver(Micro per_hour, Millis ms) {
-  // The product needs more than 64 bits: a rate of 10^10 micro-units an hour over a year of
-  // milliseconds is 3 x 10^20.
-  __extension__ using Wide = __int128;
-  constexpr Wide kHour = 3600 * 1000;
-  return static_cast<Micro>((static_cast<Wide>(per_hour) * ms + kHour / 2) / kHour);
-}
-
 TimeMs NextMidnight(TimeMs now) {
   return (DayOf(now) + 1) * kDay;
 }

@@ -36,9 +36,6 @@ namespace tessera {
 // The first midnight (of the engine clock's UTC days) after `now`.
 TimeMs NextMidnight(TimeMs now);
 
-// What a rate of `per_hour` costs over `ms`, rounded to the micro-unit (half up). `ms` >= 0.
-Micro CostOver(Micro per_hour, Millis ms);
-
 // What one run costs per hour (micro-units of the currency), and where.
 struct RunRate {
   Micro per_hour = 0;

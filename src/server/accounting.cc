@@ -18,7 +18,7 @@ void Accounting::Open(int64_t job, const std::string& tenant, TimeMs start, cons
     row.cluster = spec.clusters[part.cluster].name;
     row.model = part.model < 0 ? "cpu" : spec.model(DeviceModelId(part.model)).name;
     row.start = start;
-    row.per_hour = MicroUnits(part.per_hour);
+    row.per_hour = part.per_hour;
     open_[job].push_back(row.id);
     store_.InsertCost(std::move(row));
   }
@@ -26,7 +26,7 @@ void Accounting::Open(int64_t job, const std::string& tenant, TimeMs start, cons
 
 void Accounting::Reopen(int64_t job, const RunRate& rate, std::vector<ResumedRuns::Cost>& into) {
   for (const RunRate::Part& part : rate.parts) {
-    into.push_back({++last_row_, part.cluster, part.model, MicroUnits(part.per_hour)});
+    into.push_back({++last_row_, part.cluster, part.model, part.per_hour});
     open_[job].push_back(last_row_);
   }
 }
@@ -56,7 +56,7 @@ Result<SpendingReport> Accounting::Spending(DurableStore& store, const Caller& c
   if (Status s = store.Flush().get(); !s.ok()) return s;
   auto rows = store.QueryCosts(since, until, now);
   if (!rows.ok()) return rows.status();
-  std::map<std::string, double> totals;
+  std::map<std::string, Micro> totals;
   SpendingReport report{by, since, until, currency, 0, {}};
   for (const CostTotal& c : *rows) {
     if (!caller.MaySee(c.tenant)) continue;

@@ -193,12 +193,12 @@ json ToJson(const DecisionPage& page) {
 json ToJson(const SpendingReport& r) {
   json items = json::array();
   for (const auto& [key, amount] : r.items)
-    items.push_back({{r.by, key}, {"amount", Round(amount, 1e4)}});
+    items.push_back({{r.by, key}, {"amount", Round(MicroUnits(amount), 1e4)}});
   return {{"by", r.by},
           {"since_ms", r.since},
           {"until_ms", r.until},
           {"currency", r.currency},
-          {"total", Round(r.total, 1e4)},
+          {"total", Round(MicroUnits(r.total), 1e4)},
           {"items", items}};
 }
 

@@ -190,7 +190,7 @@ class Daemon::EnginePace final : public Pace {
 
   void Run(Engine&) override {
     d_.mu_.AssertHeld();
-    d_.RunCycle(/*hand_over=*/true);
+    d_.RunCycle();
     d_.host_.PassDone();  // what API calls posted for this pass is done: they may answer
     if (d_.clock_.Now() - alive_ >= 1000) {
       alive_ = d_.clock_.Now();
@@ -252,11 +252,11 @@ void Daemon::StepServices(TimeMs now) {
   if (services.active() && services.next_time() <= now) services.Step(*engine_, *replicas_, now);
 }
 
-void Daemon::RunCycle(bool hand_over) {
+void Daemon::RunCycle() {
   uint64_t cycles = engine_->counters().cycles;
   auto t0 = std::chrono::steady_clock::now();
   const double cpu0 = ThreadCpuSeconds();
-  deferring_ = hand_over;  // the view's thread applies what the cycle changed
+  deferring_ = true;  // the view's thread applies what the cycle changed
   engine_->RunDue();
   deferring_ = false;
   if (engine_->counters().cycles != cycles) {

@@ -283,10 +283,9 @@ class Daemon {
   void Loop();
   // The services' autoscaling step, if due at `now`.
   void StepServices(TimeMs now) REQUIRES(mu_);
-  // Handles what is due and schedules, timing the cycle. With `hand_over` (the
-  // engine's own thread), what the cycle changes goes to the view's thread; otherwise (an API
-  // call that schedules at once) it is applied before this returns.
-  void RunCycle(bool hand_over) REQUIRES(mu_);
+  // On the engine's thread: handles what is due and schedules, timing the cycle; what the
+  // cycle changes goes to the view's thread.
+  void RunCycle() REQUIRES(mu_);
   // The job's row, with a waiting job's current reason from the engine.
   StoredJob View(int64_t id) const REQUIRES(mu_);
   // What the view and the store take of an engine's record, handed over by its hook.

@@ -114,8 +114,8 @@ struct SpendingReport {
   std::string by;
   TimeMs since = 0, until = 0;
   std::string currency;
-  double total = 0;
-  std::vector<std::pair<std::string, double>> items;  // by key
+  Micro total = 0;
+  std::vector<std::pair<std::string, Micro>> items;  // by key
 };
 
 // What a check or reload of the configuration's files found and did.

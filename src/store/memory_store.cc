@@ -341,16 +341,16 @@ Result<std::optional<std::string>> InMemoryStore::QueryTaskLog(int64_t job, int6
 
 Result<std::vector<CostTotal>> InMemoryStore::QueryCosts(TimeMs since, TimeMs until, TimeMs now) {
   MutexLock lock(mu_);
-  std::map<std::tuple<std::string, std::string, std::string>, double> totals;
+  std::map<std::tuple<std::string, std::string, std::string>, Micro> totals;
   for (const auto& [id, c] : costs_) {
     const TimeMs end = c.end.value_or(now);
     if (c.start >= until || end <= since) continue;
     const TimeMs span = std::min(end, until) - std::max(c.start, since);
-    totals[{c.tenant, c.cluster, c.model}] += c.per_hour * static_cast<double>(span);
+    totals[{c.tenant, c.cluster, c.model}] += CostOver(c.per_hour, span);
   }
   std::vector<CostTotal> out;
   for (const auto& [key, amount] : totals)
-    out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), amount / 3600000.0});
+    out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), amount});
   return out;
 }
 

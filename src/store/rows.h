@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/quantity.h"
 
 namespace tessera {
 
@@ -58,7 +59,7 @@ struct ResumedRuns {
     int64_t id = 0;
     uint32_t cluster = 0;  // index into clusters
     int32_t model = -1;    // index into models; -1 = CPU only ("cpu")
-    double per_hour = 0;
+    Micro per_hour = 0;
   };
   struct Run {
     int64_t job = 0;
@@ -127,13 +128,13 @@ struct CostRow {
   std::string tenant, cluster, model;
   TimeMs start = 0;
   std::optional<TimeMs> end;
-  double per_hour = 0;
+  Micro per_hour = 0;
 };
 
 // Spending of one (tenant, cluster, model) within a period.
 struct CostTotal {
   std::string tenant, cluster, model;
-  double amount = 0;
+  Micro amount = 0;
 };
 
 // A service submitted through the API (its replicas are jobs).

@@ -98,6 +98,24 @@ CREATE TABLE task_logs(
   tail TEXT NOT NULL,
   PRIMARY KEY(job_id, run, task)) WITHOUT ROWID;
 )sql",
+      // 5: money in fixed point: a cost row's rate in micro-units of the currency an hour.
+      R"sql(
+CREATE TABLE costs_micro(
+  id INTEGER PRIMARY KEY,
+  job_id INTEGER NOT NULL,
+  tenant TEXT NOT NULL,
+  cluster TEXT NOT NULL,
+  model TEXT NOT NULL,
+  start_ms INTEGER NOT NULL,
+  end_ms INTEGER,
+  per_hour_micro INTEGER NOT NULL);
+INSERT INTO costs_micro
+  SELECT id, job_id, tenant, cluster, model, start_ms, end_ms,
+         CAST(ROUND(per_hour * 1000000) AS INTEGER) FROM costs;
+DROP TABLE costs;
+ALTER TABLE costs_micro RENAME TO costs;
+CREATE INDEX costs_start ON costs(start_ms);
+)sql",
   };
   return kMigrations;
 }

@@ -128,14 +128,14 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
             "ON CONFLICT(node) DO UPDATE SET cordoned = excluded.cordoned, "
             "draining = excluded.draining"},
            {&st->insert_cost,
-            "INSERT INTO costs(id, job_id, tenant, cluster, model, start_ms, per_hour) "
+            "INSERT INTO costs(id, job_id, tenant, cluster, model, start_ms, per_hour_micro) "
             "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
            {&st->end_cost, "UPDATE costs SET end_ms = ?2 WHERE id = ?1"},
            {&st->resume_job,
             "UPDATE jobs SET state = 'running', reason = '', first_start_ms = ?2, "
             "finished_ms = NULL, run_start_ms = ?3, kept_ms = ?4 WHERE id = ?1"},
            {&st->insert_cost_of_job,
-            "INSERT INTO costs(id, job_id, tenant, cluster, model, start_ms, per_hour) "
+            "INSERT INTO costs(id, job_id, tenant, cluster, model, start_ms, per_hour_micro) "
             "SELECT ?1, ?2, tenant, ?3, ?4, ?5, ?6 FROM jobs WHERE id = ?2"},
            {&st->delete_tokens, "DELETE FROM tokens WHERE principal = ?1"},
            {&st->insert_service,
@@ -417,7 +417,7 @@ std::shared_future<Status> SqliteStore::DeleteService(const std::string& name) {
 void SqliteStore::InsertCost(CostRow c) {
   Post([c = std::move(c)](Statements& st) {
     st.insert_cost.Bind(1, c.id).Bind(2, c.job).Bind(3, c.tenant).Bind(4, c.cluster);
-    st.insert_cost.Bind(5, c.model).Bind(6, c.start).BindDouble(7, c.per_hour);
+    st.insert_cost.Bind(5, c.model).Bind(6, c.start).Bind(7, c.per_hour);
     return st.insert_cost.Run();
   });
 }
@@ -440,7 +440,7 @@ void SqliteStore::ResumeRuns(ResumedRuns runs) {
         st.insert_cost_of_job.Bind(1, c.id).Bind(2, run.job).Bind(3, r.clusters.at(c.cluster));
         st.insert_cost_of_job.Bind(
             4, c.model < 0 ? std::string("cpu") : r.models.at(static_cast<size_t>(c.model)));
-        st.insert_cost_of_job.Bind(5, run.time).BindDouble(6, c.per_hour);
+        st.insert_cost_of_job.Bind(5, run.time).Bind(6, c.per_hour);
         if (Status s = st.insert_cost_of_job.Run(); !s.ok()) return s;
       }
     }
@@ -612,15 +612,23 @@ Result<std::vector<StoredDecision>> SqliteStore::QueryDecisionLog(const Decision
 
 Result<std::vector<CostTotal>> SqliteStore::QueryCosts(TimeMs since, TimeMs until, TimeMs now) {
   MutexLock lock(read_mu_);
+  // Each row's part of the period, summed here in fixed point: a rate times a span can pass
+  // 64 bits (CostOver), which SQLite's integers cannot hold.
   auto q = reader_db_->Prepare(
-      "SELECT tenant, cluster, model, SUM(per_hour * (MIN(COALESCE(end_ms, ?3), ?2) - "
-      "MAX(start_ms, ?1))) / 3600000.0 FROM costs WHERE start_ms < ?2 AND COALESCE(end_ms, ?3) "
-      "> ?1 GROUP BY tenant, cluster, model ORDER BY tenant, cluster, model");
+      "SELECT tenant, cluster, model, per_hour_micro, MIN(COALESCE(end_ms, ?3), ?2) - "
+      "MAX(start_ms, ?1) FROM costs WHERE start_ms < ?2 AND COALESCE(end_ms, ?3) > ?1 "
+      "ORDER BY tenant, cluster, model");
   if (!q.ok()) return q.status();
   q->Bind(1, since).Bind(2, until).Bind(3, now);
   std::vector<CostTotal> out;
   if (Status s = q->Each([&] {
-        out.push_back({q->Text(0), q->Text(1), q->Text(2), q->Double(3)});
+        const Micro amount = CostOver(q->Int(3), q->Int(4));
+        if (!out.empty() && out.back().tenant == q->Text(0) && out.back().cluster == q->Text(1) &&
+            out.back().model == q->Text(2)) {
+          out.back().amount += amount;
+        } else {
+          out.push_back({q->Text(0), q->Text(1), q->Text(2), amount});
+        }
       });
       !s.ok()) {
     return s;

@@ -45,18 +45,18 @@ TEST_F(AccountingTest, ARunsRowsOpenAtItsStartAndCloseAtItsEnd) {
   EXPECT_TRUE(book_.open(1).empty());
   // Job 1: 2 h at 2 + 1; job 2: still open at 3 h, at 4 + 1.
   SpendingReport all = Spend(admin_, "tenant", 10 * kHour, 3 * kHour);
-  EXPECT_DOUBLE_EQ(all.total, 6.0 + 15.0);
+  EXPECT_EQ(all.total, (6 + 15) * kMicroPerUnit);
   EXPECT_EQ(all.currency, spec_.currency);
   SpendingReport by_project = Spend(admin_, "project", 10 * kHour, 3 * kHour);
   ASSERT_EQ(by_project.items.size(), 2u);
   EXPECT_EQ(by_project.items[0].first, "acme/prod");
-  EXPECT_DOUBLE_EQ(by_project.items[0].second, 6.0);
+  EXPECT_EQ(by_project.items[0].second, 6 * kMicroPerUnit);
   SpendingReport by_model = Spend(admin_, "model", 10 * kHour, 3 * kHour);
   ASSERT_EQ(by_model.items.size(), 2u);
   EXPECT_EQ(by_model.items[0].first, spec_.device_models[0].name);  // "H800" < "cpu"
-  EXPECT_DOUBLE_EQ(by_model.items[0].second, 4.0 + 12.0);
+  EXPECT_EQ(by_model.items[0].second, (4 + 12) * kMicroPerUnit);
   EXPECT_EQ(by_model.items[1].first, "cpu");
-  EXPECT_DOUBLE_EQ(by_model.items[1].second, 2.0 + 3.0);
+  EXPECT_EQ(by_model.items[1].second, (2 + 3) * kMicroPerUnit);
 }
 
 TEST_F(AccountingTest, ARunThatRestartsWithoutStoppingClosesItsRowsFirst) {
@@ -64,7 +64,7 @@ TEST_F(AccountingTest, ARunThatRestartsWithoutStoppingClosesItsRowsFirst) {
   book_.Open(1, "acme/prod", kHour, Rate(8), spec_);  // moved at 1 h
   EXPECT_EQ(book_.open(1), (std::vector<int64_t>{3, 4}));
   book_.Close(1, 2 * kHour);
-  EXPECT_DOUBLE_EQ(Spend(admin_, "cluster", 10 * kHour, 10 * kHour).total, 3.0 + 9.0);
+  EXPECT_EQ(Spend(admin_, "cluster", 10 * kHour, 10 * kHour).total, (3 + 9) * kMicroPerUnit);
 }
 
 TEST_F(AccountingTest, AnAdoptedRunsRowsAreNumberedForTheRestoresBatch) {
@@ -85,7 +85,7 @@ TEST_F(AccountingTest, AMemberSeesOnlyItsSubtreesSpending) {
   SpendingReport mine = Spend(member, "project", kHour, kHour);
   ASSERT_EQ(mine.items.size(), 1u);
   EXPECT_EQ(mine.items[0].first, "acme/research/llm");
-  EXPECT_DOUBLE_EQ(mine.total, 5.0);
+  EXPECT_EQ(mine.total, 5 * kMicroPerUnit);
 }
 
 TEST_F(AccountingTest, ABadGroupingOrAnEmptyPeriodIsRefused) {

@@ -138,7 +138,7 @@ TEST(ApiViews, AnExplanationSaysWhyPendingOrWhyHere) {
 }
 
 TEST(ApiViews, SpendingIsRoundedToATenThousandth) {
-  SpendingReport r{"project", 0, 3600000, "USD", 1.234567, {{"acme/prod", 1.234567}}};
+  SpendingReport r{"project", 0, 3600000, "USD", 1234567, {{"acme/prod", 1234567}}};
   json out = ToJson(r);
   EXPECT_EQ(out["total"], 1.2346);
   EXPECT_EQ(out["items"][0], json({{"project", "acme/prod"}, {"amount", 1.2346}}));

@@ -99,8 +99,8 @@ TEST(InMemoryStore, APostedWriteWrongInItselfIsLostAndSaidSo) {
   InMemoryStore store;
   std::vector<std::pair<bool, std::string>> told;
   store.SetHealthLog([&](bool degraded, const std::string& m) { told.push_back({degraded, m}); });
-  store.InsertCost({1, 1, "t", "c", "m", 0, std::nullopt, 1.0});
-  store.InsertCost({1, 2, "t", "c", "m", 0, std::nullopt, 1.0});  // the same id
+  store.InsertCost({1, 1, "t", "c", "m", 0, std::nullopt, kMicroPerUnit});
+  store.InsertCost({1, 2, "t", "c", "m", 0, std::nullopt, kMicroPerUnit});  // the same id
   ASSERT_EQ(told.size(), 1u);
   EXPECT_TRUE(told[0].first);
   EXPECT_EQ(told[0].second, "store memory: cost row 1 exists; a write was dropped");

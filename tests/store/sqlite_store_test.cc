@@ -80,12 +80,18 @@ TEST(SqliteStore, AVersionOneStoreIsMigratedKeepingItsJobs) {
   }
   {
     // What a store written by the first release looks like: no services table, principals
-    // bound to no node, no task logs, version 1.
+    // bound to no node, no task logs, costs per hour as floating point, version 1.
     auto db = Sqlite::Open(path);
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE((*db)
                     ->Exec("DROP TABLE services; ALTER TABLE principals DROP COLUMN node; "
-                           "DROP TABLE task_logs; "
+                           "DROP TABLE task_logs; DROP TABLE costs; "
+                           "CREATE TABLE costs(id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL, "
+                           "tenant TEXT NOT NULL, cluster TEXT NOT NULL, model TEXT NOT NULL, "
+                           "start_ms INTEGER NOT NULL, end_ms INTEGER, per_hour REAL NOT NULL); "
+                           "CREATE INDEX costs_start ON costs(start_ms); "
+                           "INSERT INTO costs VALUES(1, 1, 't', 'east', 'a100', 0, 7200000, "
+                           "2.345678); "
                            "UPDATE meta SET value = '1' WHERE key = 'schema_version'")
                     .ok());
   }
@@ -101,7 +107,12 @@ TEST(SqliteStore, AVersionOneStoreIsMigratedKeepingItsJobs) {
   ASSERT_EQ(snap->principals.size(), 1u);
   EXPECT_EQ(snap->principals[0].name, "admin");
   EXPECT_EQ(snap->principals[0].node, "");
-  EXPECT_EQ(CurrentSchemaVersion(), 4);
+  // Its cost row is in micro-units now: two hours at 2.345678 an hour.
+  auto costs = (*store)->QueryCosts(0, 7200000, 7200000);
+  ASSERT_TRUE(costs.ok()) << costs.status().ToString();
+  ASSERT_EQ(costs->size(), 1u);
+  EXPECT_EQ((*costs)[0].amount, 2 * 2345678);
+  EXPECT_EQ(CurrentSchemaVersion(), 5);
 }
 
 TEST(SqliteStore, ConcurrentInsertsShareCommits) {

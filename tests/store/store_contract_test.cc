@@ -18,6 +18,8 @@
 namespace tessera {
 namespace {
 
+constexpr Micro kUnit = kMicroPerUnit;  // a unit of the currency
+
 // Each kind of store: how a test gets one, and what "reopened" means for it.
 struct SqliteKind {
   std::string path;
@@ -308,9 +310,9 @@ TYPED_TEST(StoreContract, TheDecisionLogIsReadInOrderByCursorKindAndTime) {
 TYPED_TEST(StoreContract, CostsAreClippedToThePeriodAndOpenRowsRunUntilNow) {
   DurableStore& store = this->store();
   const TimeMs hour = 3600 * 1000;
-  store.InsertCost({1, 1, "t", "east", "a100", 0, std::nullopt, 4.0});        // two hours
-  store.InsertCost({2, 2, "t", "east", "a100", hour, std::nullopt, 2.0});     // open
-  store.InsertCost({3, 3, "u", "west", "cpu", 5 * hour, std::nullopt, 1.0});  // after the period
+  store.InsertCost({1, 1, "t", "east", "a100", 0, std::nullopt, 4 * kUnit});     // two hours
+  store.InsertCost({2, 2, "t", "east", "a100", hour, std::nullopt, 2 * kUnit});  // open
+  store.InsertCost({3, 3, "u", "west", "cpu", 5 * hour, std::nullopt, kUnit});   // after it
   store.EndCost(1, 2 * hour);
   store.EndCost(3, 6 * hour);
   ASSERT_TRUE(store.Flush().get().ok());
@@ -321,7 +323,7 @@ TYPED_TEST(StoreContract, CostsAreClippedToThePeriodAndOpenRowsRunUntilNow) {
   EXPECT_EQ((*costs)[0].tenant, "t");
   EXPECT_EQ((*costs)[0].cluster, "east");
   EXPECT_EQ((*costs)[0].model, "a100");
-  EXPECT_DOUBLE_EQ((*costs)[0].amount, 4.0 * 1.5 + 2.0 * 1.0);
+  EXPECT_EQ((*costs)[0].amount, 4 * kUnit * 3 / 2 + 2 * kUnit);
   // A restart closes the open row where the previous process was last seen.
   store.EndOpenCosts(hour + hour / 2);
   ASSERT_TRUE(store.Flush().get().ok());
@@ -329,9 +331,9 @@ TYPED_TEST(StoreContract, CostsAreClippedToThePeriodAndOpenRowsRunUntilNow) {
   ASSERT_TRUE(costs.ok());
   ASSERT_EQ(costs->size(), 2u);  // by tenant, cluster, model
   EXPECT_EQ((*costs)[0].tenant, "t");
-  EXPECT_DOUBLE_EQ((*costs)[0].amount, 4.0 * 2 + 2.0 * 0.5);
+  EXPECT_EQ((*costs)[0].amount, 4 * kUnit * 2 + 2 * kUnit / 2);
   EXPECT_EQ((*costs)[1].tenant, "u");
-  EXPECT_DOUBLE_EQ((*costs)[1].amount, 1.0);
+  EXPECT_EQ((*costs)[1].amount, kUnit);
   this->Reopen();
   EXPECT_EQ(this->Snapshot().last_cost, 3);
 }
@@ -361,7 +363,7 @@ TYPED_TEST(StoreContract, ResumedRunsWriteTheirRowsDecisionsAndCostsAtOnce) {
   one.decided = true;
   one.reason = "adopted";
   one.nodes = {2, 0};
-  one.costs = {{7, 1, 0, 2.5}, {8, 0, -1, 0.25}};
+  one.costs = {{7, 1, 0, 5 * kUnit / 2}, {8, 0, -1, kUnit / 4}};
   ResumedRuns::Run& two = r.runs.emplace_back();  // no first start stored: it starts now
   two.job = 2;
   two.time = 9001;
@@ -406,13 +408,13 @@ TYPED_TEST(StoreContract, ResumedRunsWriteTheirRowsDecisionsAndCostsAtOnce) {
   auto costs = again.QueryCosts(0, 9000 + 3600 * 1000, 9000 + 3600 * 1000);
   ASSERT_TRUE(costs.ok());
   ASSERT_EQ(costs->size(), 2u);
-  std::map<std::string, double> by_model;
+  std::map<std::string, Micro> by_model;
   for (const CostTotal& c : *costs) {
     EXPECT_EQ(c.tenant, "org/dept/project");
     by_model[c.cluster + "/" + c.model] = c.amount;
   }
-  EXPECT_DOUBLE_EQ(by_model["west/a100"], 2.5);
-  EXPECT_DOUBLE_EQ(by_model["east/cpu"], 0.25);
+  EXPECT_EQ(by_model["west/a100"], 5 * kUnit / 2);
+  EXPECT_EQ(by_model["east/cpu"], kUnit / 4);
 }
 
 TYPED_TEST(StoreContract, TheActiveJobsResolvedFormsAreReadByIdRangeAndLoadLeavesThemOut) {
