@@ -135,13 +135,12 @@ int main(int argc, char** argv) {
     options.config_paths = {TESSERA_EXAMPLES "/enterprise"};
     options.admin_token = "bench";
     options.work_dir = dir;
-    std::string token;
-    auto daemon = Daemon::Start(std::move(*loaded.spec), std::move(*store), clock, options, &token);
-    if (!daemon.ok()) {
-      std::fprintf(stderr, "%s\n", daemon.status().message().c_str());
+    auto started = Daemon::Start(std::move(*loaded.spec), std::move(*store), clock, options);
+    if (!started.ok()) {
+      std::fprintf(stderr, "%s\n", started.status().message().c_str());
       return 1;
     }
-    Daemon& d = **daemon;
+    Daemon& d = *started->daemon;
     // The engine's thread names itself as it starts: give it a moment.
     bool pinned = !pin;
     for (int tries = 0; !pinned && tries < 100; ++tries) {

@@ -265,18 +265,19 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   if (const char* t = std::getenv("TESSERA_ADMIN_TOKEN")) options->admin_token = t;
   const LogLine log = SerialLog(err);
   options->log = log;
-  std::string new_token;
   auto t0 = std::chrono::steady_clock::now();
-  auto daemon = Daemon::Start(std::move(*spec), std::move(*store), clock, *options, &new_token);
-  if (!daemon.ok()) {
-    err << "error: " << daemon.status().message() << "\n";
+  auto started = Daemon::Start(std::move(*spec), std::move(*store), clock, *options);
+  if (!started.ok()) {
+    err << "error: " << started.status().message() << "\n";
     return kExitFailure;
   }
+  std::unique_ptr<Daemon> daemon = std::move(started->daemon);
   LogStart(
-      log, *path, **daemon,
+      log, *path, *daemon,
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  const int code = ServeApi(a, **daemon, *listen, *path, new_token, stop_signals, log, out, err);
-  daemon->reset();
+  const int code =
+      ServeApi(a, *daemon, *listen, *path, started->admin_token, stop_signals, log, out, err);
+  daemon.reset();
   if (code == kExitOk) log("info", "stopped", json::object());
   return code;
 }

@@ -41,9 +41,9 @@ std::string Stem(const std::string& path) {
 
 }  // namespace
 
-bool ParseSeeds(const std::string& text, std::vector<uint64_t>* seeds, std::string* error) {
+Result<std::vector<uint64_t>> ParseSeeds(const std::string& text) {
   constexpr uint64_t kMaxSeeds = 10000;
-  seeds->clear();
+  std::vector<uint64_t> seeds;
   std::set<uint64_t> seen;
   auto number = [](const std::string& t, uint64_t* v) {
     if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos || t.size() > 19)
@@ -51,11 +51,7 @@ bool ParseSeeds(const std::string& text, std::vector<uint64_t>* seeds, std::stri
     *v = std::stoull(t);
     return true;
   };
-  auto fail = [&](const std::string& why) {
-    *error = "--seeds: " + why;
-    seeds->clear();
-    return false;
-  };
+  auto fail = [](const std::string& why) { return InvalidArgument("--seeds: " + why); };
   for (const std::string& part : SplitCommas(text)) {
     size_t dash = part.find('-');
     uint64_t lo = 0, hi = 0;
@@ -70,7 +66,7 @@ bool ParseSeeds(const std::string& text, std::vector<uint64_t>* seeds, std::stri
       return fail("the range " + part + " is reversed (write " + std::to_string(hi) + "-" +
                   std::to_string(lo) + ")");
     }
-    if (hi - lo >= kMaxSeeds || seeds->size() + (hi - lo + 1) > kMaxSeeds) {
+    if (hi - lo >= kMaxSeeds || seeds.size() + (hi - lo + 1) > kMaxSeeds) {
       return fail("\"" + text + "\" asks for too many seeds (at most " + std::to_string(kMaxSeeds) +
                   ")");
     }
@@ -79,10 +75,10 @@ bool ParseSeeds(const std::string& text, std::vector<uint64_t>* seeds, std::stri
         return fail("seed " + std::to_string(v) + " is given twice (each seed counts once in " +
                     "the medians)");
       }
-      seeds->push_back(v);
+      seeds.push_back(v);
     }
   }
-  return true;
+  return seeds;
 }
 
 namespace {
@@ -274,12 +270,12 @@ void WriteFgdSummary(const std::vector<std::string>& policies, const std::vector
 }  // namespace
 
 int RunSimFgd(const SimFgdArgs& args, std::ostream& out, std::ostream& err) {
-  std::vector<uint64_t> seeds;
-  std::string error;
-  if (!ParseSeeds(args.seeds, &seeds, &error)) {
-    err << "tessera sim fgd: " << error << "\n";
+  Result<std::vector<uint64_t>> seeds_read = ParseSeeds(args.seeds);
+  if (!seeds_read.ok()) {
+    err << "tessera sim fgd: " << seeds_read.status().message() << "\n";
     return kExitInvalidInput;
   }
+  const std::vector<uint64_t>& seeds = *seeds_read;
   if (args.threads < 0 || args.threads > 1024) {
     err << "tessera sim fgd: --threads must be from 0 (one per core) to 1024\n";
     return kExitInvalidInput;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
+
 namespace tessera::cli {
 
 struct SimFgdArgs {
@@ -23,9 +25,9 @@ struct SimFgdArgs {
   std::string mix;  // "" = the pod list as it is; else sim/pod_mix.h, e.g. "gpushare=0.8"
 };
 
-// "42-51", "1,5,9" or a mix -> seeds, each at most once, 10,000 at most; otherwise false with
-// the reason (reversed range, too many, a seed twice, not a number) in `error`.
-bool ParseSeeds(const std::string& text, std::vector<uint64_t>* seeds, std::string* error);
+// "42-51", "1,5,9" or a mix -> seeds, each at most once, 10,000 at most; otherwise the reason
+// (reversed range, too many, a seed twice, not a number).
+Result<std::vector<uint64_t>> ParseSeeds(const std::string& text);
 
 int RunSimFgd(const SimFgdArgs& args, std::ostream& out, std::ostream& err);
 

@@ -169,7 +169,9 @@ class Engine final : public EventSink {
   // Recomputes every queued job's key (policies whose keys move while jobs wait).
   void Rekey(TimeMs now);
   void PlacePending(CycleState& cs);
-  bool TryStart(JobRecord& j, CycleState& cs);
+  // Starts `j` now, preempting for it if need be: PendingReason::kNone when it started, else
+  // what holds it back (the record's reason and detail say it too).
+  PendingReason TryStart(JobRecord& j, CycleState& cs);
   // A placement the quota and the budgets admit, or why there is none: `refused` is kQuota or
   // kBudget when they refused one (else the placer found no room: the job's reason and
   // detail say why).

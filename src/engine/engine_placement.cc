@@ -97,7 +97,7 @@ void Engine::PlacePending(CycleState& cs) {
     // A job within its tenant's guarantee is owed its devices now: a blocked job ahead of it
     // (which may only need borrowed capacity) neither stops it nor reserves against it.
     if (cs.blocked && GuaranteeModels(j) != 0) {
-      if (TryStart(j, cs)) ++counters_.backfilled;
+      if (TryStart(j, cs) == PendingReason::kNone) ++counters_.backfilled;
       continue;
     }
     if (cs.blocked && !options_.backfill) {
@@ -129,8 +129,8 @@ void Engine::PlacePending(CycleState& cs) {
         continue;
       }
     }
-    bool started = TryStart(j, cs);
-    if (started) {
+    const PendingReason held = TryStart(j, cs);
+    if (held == PendingReason::kNone) {
       if (passing && passing->pass == BackfillPass::kInExtra && cs.reservation)
         cs.reservation->extra -= passing->on_mask;
       if (cs.blocked) ++counters_.backfilled;
@@ -138,8 +138,8 @@ void Engine::PlacePending(CycleState& cs) {
     }
     // A job its quota or budget holds back does not block the queue: the devices it cannot use are
     // for the jobs behind it (as Slurm's limit-pending jobs hold no reservation).
-    if (j.reason == PendingReason::kInfeasible || j.reason == PendingReason::kQuota ||
-        j.reason == PendingReason::kBudget)
+    if (held == PendingReason::kInfeasible || held == PendingReason::kQuota ||
+        held == PendingReason::kBudget)
       continue;
     if (!cs.blocked) {
       cs.blocked = true;
@@ -202,29 +202,29 @@ Milli Engine::SpeedOn(const Compiled& c, const std::vector<Placement>& placement
   return speed;
 }
 
-bool Engine::TryStart(JobRecord& j, CycleState& cs) {
+PendingReason Engine::TryStart(JobRecord& j, CycleState& cs) {
   const Compiled& c = *compiled_[j.id.value()];
   const bool waiting = ElasticClosed(j, c, cs.now);
   if (const CycleState::Refusal* r = cs.Refused(c.signature, waiting, RuntimeLeft(j))) {
     j.reason = r->reason;
     j.detail = r->detail;
     if (options_.explain) ExplainAs(j, r->job);
-    return false;
+    return j.reason;
   }
   ++counters_.placements_tried;
   Admitted admitted = PlaceWithQuota(j, cs);
   if (admitted.placed) {
     Start(j, std::move(*admitted.placed), cs.blocked ? "backfill" : "order", cs.now);
-    return true;
+    return PendingReason::kNone;
   }
   const PendingReason refused = admitted.refused;
-  if (j.reason == PendingReason::kInfeasible) return false;
+  if (j.reason == PendingReason::kInfeasible) return j.reason;
   // A job of the same signature (shapes, gang rule, priority, tenant) that found no victims
   // this cycle means this one would not either: its queue position is no better.
   // Preemption searches that found nothing are capped per cycle (the jobs first in order had
   // theirs); the rest look again in the next cycle.
   if (!cs.NoVictims(c.signature, waiting) && cs.preemptions_failed < options_.preemption_attempts) {
-    if (TryPreempt(j, cs)) return true;
+    if (TryPreempt(j, cs)) return PendingReason::kNone;
     cs.no_victims[waiting ? 1 : 0].insert(c.signature);
     ++cs.preemptions_failed;
   }
@@ -236,7 +236,7 @@ bool Engine::TryStart(JobRecord& j, CycleState& cs) {
   }
   cs.refused[waiting ? 1 : 0].emplace(
       c.signature, CycleState::Refusal{j.reason, j.detail, RuntimeLeft(j), j.id.value()});
-  return false;
+  return j.reason;
 }
 
 ModelOrder Engine::MasksToTry(const JobRecord& j, const Compiled& c, ModelMask mine,

@@ -137,38 +137,4 @@ JobConstraints CompileConstraints(const Spec& spec, const Job& job) {
   return out;
 }
 
-std::vector<PreferenceStep> PreferenceOrder(const Spec& spec, const Job& job,
-                                            const JobConstraints& constraints, ModelMask accepted,
-                                            bool cpu_only) {
-  // The device models present in each cluster.
-  std::vector<ModelMask> present(spec.clusters.size(), 0);
-  for (const Node& n : spec.nodes) {
-    for (const Device& d : n.devices)
-      present[n.cluster.value()] |= ModelMask{1} << d.model.value();
-  }
-  std::vector<std::pair<Milli, ModelMask>> ranks;
-  if (cpu_only) {
-    ranks.push_back({1000, kAnyAccelerator});
-  } else {
-    ranks = ModelPreference(spec, job, accepted);
-  }
-  std::vector<PreferenceStep> steps;
-  for (ClusterTier tier : constraints.tier_order) {
-    for (const auto& [speed, models] : ranks) {
-      PreferenceStep step{tier, speed, models, constraints.verdicts};
-      bool any = false;
-      for (size_t c = 0; c < spec.clusters.size(); ++c) {
-        if (step.verdicts[c]) continue;
-        if (spec.clusters[c].tier != tier || (!cpu_only && (present[c] & models) == 0)) {
-          step.verdicts[c] = Reason::kLaterPreference;
-        } else {
-          any = true;
-        }
-      }
-      if (any) steps.push_back(std::move(step));
-    }
-  }
-  return steps;
-}
-
 }  // namespace tessera

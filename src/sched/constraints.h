@@ -47,19 +47,4 @@ JobConstraints CompileConstraints(const Spec& spec, const Job& job);
 std::vector<std::pair<Milli, ModelMask>> ModelPreference(const Spec& spec, const Job& job,
                                                          ModelMask accepted);
 
-// One step of the preference order: the allowed clusters of one tier and the device models
-// the job runs at one speed on; the clusters of every other step excluded as LaterPreference.
-struct PreferenceStep {
-  ClusterTier tier = ClusterTier::kDedicated;
-  Milli speed = 1000;
-  ModelMask models = kAnyAccelerator;
-  ScopeTable::Verdicts verdicts;
-};
-
-// The steps in order, only those with an allowed cluster that has one of the step's models
-// (any cluster, for a CPU-only job). `accepted` is the union of the job's tasks' model masks.
-std::vector<PreferenceStep> PreferenceOrder(const Spec& spec, const Job& job,
-                                            const JobConstraints& constraints, ModelMask accepted,
-                                            bool cpu_only);
-
 }  // namespace tessera

@@ -104,13 +104,21 @@ class ResolvedJobs;
 // One task of a stored run's placement, its node by name.
 struct StoredTask;
 
+class Daemon;
+
+// A started daemon, and the token of the admin it created ("" when the store had principals
+// already): to be shown once.
+struct DaemonStarted {
+  std::unique_ptr<Daemon> daemon;
+  std::string admin_token;
+};
+
 class Daemon {
  public:
   // Rebuilds the state from `store` and starts the engine's thread. When the store has no
-  // principal yet, creates `admin`; `*new_admin_token` then holds its token (else "").
-  static Result<std::unique_ptr<Daemon>> Start(Spec spec, std::unique_ptr<DurableStore> store,
-                                               const Clock& clock, DaemonOptions options,
-                                               std::string* new_admin_token);
+  // principal yet, creates `admin` (DaemonOptions::admin_token).
+  static Result<DaemonStarted> Start(Spec spec, std::unique_ptr<DurableStore> store,
+                                     const Clock& clock, DaemonOptions options);
   ~Daemon();
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;

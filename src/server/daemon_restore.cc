@@ -153,9 +153,8 @@ class ResolvedJobs {
   std::vector<std::thread> pool_;
 };
 
-Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<DurableStore> store,
-                                              const Clock& clock, DaemonOptions options,
-                                              std::string* new_admin_token) {
+Result<DaemonStarted> Daemon::Start(Spec spec, std::unique_ptr<DurableStore> store,
+                                    const Clock& clock, DaemonOptions options) {
   auto t0 = std::chrono::steady_clock::now();
   Result<int64_t> last_id = store->LastJobId();
   if (!last_id.ok()) return last_id.status();
@@ -206,7 +205,6 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<Durable
   Result<std::string> made =
       d->principals_.Load(snap->principals, snap->tokens, d->options_.admin_token);
   if (!made.ok()) return made.status();
-  if (new_admin_token != nullptr) *new_admin_token = *made;
   // Runs open when the previous process ended ended with it.
   d->store_->EndOpenCosts(snap->last_seen);
   d->accounting_.Resume(snap->last_cost);
@@ -224,7 +222,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(Spec spec, std::unique_ptr<Durable
   lock.unlock();
   d->view_ = std::thread([p = d.get()] { p->ViewLoop(); });
   d->loop_ = std::thread([p = d.get()] { p->Loop(); });
-  return d;
+  return DaemonStarted{std::move(d), std::move(*made)};
 }
 
 Status Daemon::Restore(StoreSnapshot& snap, ResolvedJobs& resolved) {

@@ -18,13 +18,19 @@ TEST(SqueueJson, JobsWithTheirStatesAndExitStatus) {
   EXPECT_EQ((*jobs)[0].exit_code, 3);    // a wait status: exit 3
   EXPECT_EQ((*jobs)[1].exit_code, 137);  // killed by signal 9
   EXPECT_EQ((*jobs)[0].nodes, "east-gpu-[0000-0001]");
-  std::string detail;
-  EXPECT_EQ(SlurmOutcome((*jobs)[0], &detail), 0);
-  EXPECT_EQ(detail, "Slurm job 3 FAILED (exit 3)");
-  EXPECT_EQ(SlurmOutcome((*jobs)[2], &detail), -1);
-  EXPECT_EQ(SlurmOutcome({1, "t", "COMPLETED", 0, ""}, &detail), 1);
-  EXPECT_EQ(SlurmOutcome({1, "t", "CANCELLED", 0, ""}, &detail), -1);
-  EXPECT_EQ(SlurmOutcome({1, "t", "NODE_FAIL", 0, ""}, &detail), -1);
+  std::optional<SlurmEnd> failed = SlurmOutcome((*jobs)[0]);
+  ASSERT_TRUE(failed.has_value());
+  EXPECT_FALSE(failed->succeeded);
+  EXPECT_EQ(failed->detail, "Slurm job 3 FAILED (exit 3)");
+  EXPECT_FALSE(SlurmOutcome((*jobs)[2]).has_value());  // running
+  std::optional<SlurmEnd> done = SlurmOutcome({1, "t", "COMPLETED", 0, ""});
+  ASSERT_TRUE(done.has_value());
+  EXPECT_TRUE(done->succeeded);
+  std::optional<SlurmEnd> exited = SlurmOutcome({1, "t", "COMPLETED", 2, ""});
+  ASSERT_TRUE(exited.has_value());
+  EXPECT_FALSE(exited->succeeded);
+  EXPECT_FALSE(SlurmOutcome({1, "t", "CANCELLED", 0, ""}).has_value());
+  EXPECT_FALSE(SlurmOutcome({1, "t", "NODE_FAIL", 0, ""}).has_value());
 }
 
 TEST(SqueueJson, AnUnreachableControllerIsAnErrorNotAnEmptyQueue) {
@@ -66,14 +72,14 @@ TEST(Sinfo, NodeStatesAndWhichTakeWork) {
 }
 
 TEST(SlurmJobName, RoundTripAndOthersAreNotOurs) {
-  int64_t job = 0;
-  int32_t run = 0;
   EXPECT_EQ(SlurmJobName(17, 2), "tessera-17-2");
-  ASSERT_TRUE(ParseSlurmJobName("tessera-17-2", &job, &run));
-  EXPECT_EQ(job, 17);
-  EXPECT_EQ(run, 2);
-  for (const char* other : {"job.sh", "tessera-17", "tessera-x-1", "tessera-17-2x", "tessera--1"})
-    EXPECT_FALSE(ParseSlurmJobName(other, &job, &run)) << other;
+  std::optional<SlurmRunName> ours = ParseSlurmJobName("tessera-17-2");
+  ASSERT_TRUE(ours.has_value());
+  EXPECT_EQ(ours->job, 17);
+  EXPECT_EQ(ours->run, 2);
+  for (const char* other :
+       {"job.sh", "tessera-17", "tessera-x-1", "tessera-17-2x", "tessera--1", "tessera-0-1"})
+    EXPECT_FALSE(ParseSlurmJobName(other).has_value()) << other;
 }
 
 TEST(BuildSubmission, OneAllocationOnTheChosenNodesWithEachTasksIndex) {

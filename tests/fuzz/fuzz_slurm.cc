@@ -12,12 +12,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto jobs = tessera::ParseSqueueJson(text);
   if (jobs.ok()) {
     for (const tessera::SlurmJob& j : *jobs) {
-      std::string detail;
-      int outcome = tessera::SlurmOutcome(j, &detail);
-      if (outcome < -1 || outcome > 1 || j.exit_code < 0 || j.exit_code > 255) std::abort();
-      int64_t job = 0;
-      int32_t run = 0;
-      tessera::ParseSlurmJobName(j.name, &job, &run);
+      std::optional<tessera::SlurmEnd> outcome = tessera::SlurmOutcome(j);
+      if (outcome && outcome->succeeded && !outcome->detail.empty()) std::abort();
+      if (j.exit_code < 0 || j.exit_code > 255) std::abort();
+      std::optional<tessera::SlurmRunName> name = tessera::ParseSlurmJobName(j.name);
+      if (name && (name->job <= 0 || name->run < 0)) std::abort();
     }
   }
   auto nodes = tessera::ParseSinfoNodes(text);

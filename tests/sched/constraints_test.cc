@@ -154,40 +154,19 @@ TEST_F(Constraints, AGangNeverTriesADomainOutsideItsScope) {
   EXPECT_EQ(PlaceGang(cell, placer, free).outcome, PlaceOutcome::kPlaced);
 }
 
-TEST_F(Constraints, PreferenceOrderIsTierThenTheJobsSpeed) {
+TEST_F(Constraints, ModelPreferenceIsTheJobsOwnListElseItsFallbackRule) {
   auto mask = [&](const char* model) { return ModelMask{1} << spec_.FindModel(model)->value(); };
   ModelMask both = mask("H800") | mask("Ascend910B");
-  // The job's own list: H800 (1.0) before Ascend (0.5); tiers dedicated, shared, elastic.
-  const Job& mixed = job("mixed");
-  JobConstraints open;  // no rule excludes anything
-  open.verdicts.resize(spec_.clusters.size());
-  open.excluded_by.resize(spec_.clusters.size());
-  open.tier_order = {ClusterTier::kDedicated, ClusterTier::kShared, ClusterTier::kElastic};
-  std::vector<PreferenceStep> steps = PreferenceOrder(spec_, mixed, open, both, false);
-  ASSERT_EQ(steps.size(), 2u);
-  EXPECT_EQ(steps[0].tier, ClusterTier::kDedicated);
-  EXPECT_EQ(steps[0].models, mask("H800"));
-  EXPECT_EQ(steps[0].verdicts[npu_], Reason::kLaterPreference);
-  EXPECT_EQ(steps[1].tier, ClusterTier::kShared);
-  EXPECT_EQ(steps[1].models, mask("Ascend910B"));
-  EXPECT_EQ(steps[1].speed, 500);
-
-  // Without a list the fallback rule orders the models; the tier still comes first, so the
-  // dedicated H800s lead although the fallback puts Ascend first.
-  const Job& research = job("prod");
-  std::vector<PreferenceStep> fb = PreferenceOrder(spec_, research, open, both, false);
-  ASSERT_EQ(fb.size(), 2u);
-  EXPECT_EQ(fb[0].models, mask("H800"));
-  EXPECT_EQ(fb[0].speed, 1000);
-  EXPECT_EQ(fb[1].models, mask("Ascend910B"));
-  EXPECT_EQ(fb[1].speed, 600);
-
-  // A tier order from the rules reverses it.
-  JobConstraints shared_first = open;
-  shared_first.tier_order = {ClusterTier::kShared, ClusterTier::kDedicated};
-  std::vector<PreferenceStep> rev = PreferenceOrder(spec_, mixed, shared_first, both, false);
-  ASSERT_EQ(rev.size(), 2u);
-  EXPECT_EQ(rev[0].tier, ClusterTier::kShared);
+  using Steps = std::vector<std::pair<Milli, ModelMask>>;
+  // The job's own list: H800 (1.0) before Ascend (0.5).
+  EXPECT_EQ(ModelPreference(spec_, job("mixed"), both),
+            (Steps{{1000, mask("H800")}, {500, mask("Ascend910B")}}));
+  // Without a list the fallback rule orders the models, Ascend first, at its speeds.
+  EXPECT_EQ(ModelPreference(spec_, job("prod"), both),
+            (Steps{{600, mask("Ascend910B")}, {1000, mask("H800")}}));
+  // Only the accepted models.
+  EXPECT_EQ(ModelPreference(spec_, job("mixed"), mask("Ascend910B")),
+            (Steps{{500, mask("Ascend910B")}}));
 }
 
 TEST_F(Constraints, AServiceIsMatchedAsAnInferenceJob) {

@@ -32,11 +32,9 @@ class DaemonEngineThread : public ::testing::Test {
     DaemonOptions options;
     options.config_paths = {dir_.string()};
     options.admin_token = "secret";
-    std::string token;
-    auto d = Daemon::Start(std::move(*r.spec), std::make_unique<InMemoryStore>(), clock_, options,
-                           &token);
+    auto d = Daemon::Start(std::move(*r.spec), std::make_unique<InMemoryStore>(), clock_, options);
     ASSERT_TRUE(d.ok()) << d.status().ToString();
-    daemon_ = std::move(*d);
+    daemon_ = std::move(d->daemon);
   }
   void TearDown() override {
     daemon_.reset();

@@ -24,11 +24,10 @@ class DaemonOnFaultyStore : public ::testing::Test {
     store_ = faulty.get();
     DaemonOptions options;
     options.admin_token = "secret";
-    std::string token;
-    auto d = Daemon::Start(std::move(*r.spec), std::move(faulty), clock_, options, &token);
+    auto d = Daemon::Start(std::move(*r.spec), std::move(faulty), clock_, options);
     ASSERT_TRUE(d.ok()) << d.status().ToString();
-    daemon_ = std::move(*d);
-    EXPECT_EQ(token, "");  // the admin's token was given, not made: nothing to tell
+    daemon_ = std::move(d->daemon);
+    EXPECT_EQ(d->admin_token, "");  // the admin's token was given, not made: nothing to tell
   }
 
   SystemClock clock_;

@@ -149,9 +149,7 @@ void SlurmClusters::Poll(Cluster& c, TimeMs now) {
   c.jobs.clear();
   c.jobs_by_name.clear();
   for (SlurmJob& j : *jobs) {
-    int64_t job = 0;
-    int32_t run = 0;
-    if (!ParseSlurmJobName(j.name, &job, &run)) continue;
+    if (!ParseSlurmJobName(j.name)) continue;
     auto& slot = c.jobs_by_name[j.name];
     slot = std::max(slot, j.id);  // the latest job of that name
     c.jobs[j.id] = std::move(j);
@@ -175,13 +173,12 @@ void SlurmClusters::Poll(Cluster& c, TimeMs now) {
         it = over ? runs_.erase(it) : std::next(it);
         continue;
       }
-      std::string detail;
-      int outcome = SlurmOutcome(j->second, &detail);
-      if (!t.ended && outcome >= 0) {
+      std::optional<SlurmEnd> outcome = SlurmOutcome(j->second);
+      if (!t.ended && outcome) {
         t.ended = true;
-        RunOutcome o{
-            it->first.first, it->first.second, t.generation, outcome == 1,
-            outcome == 1 ? "Slurm job " + std::to_string(t.slurm_id) + " completed" : detail};
+        RunOutcome o{it->first.first, it->first.second, t.generation, outcome->succeeded,
+                     outcome->succeeded ? "Slurm job " + std::to_string(t.slurm_id) + " completed"
+                                        : outcome->detail};
         ended.push_back(RunEnded(c.config.name, std::move(o)));
       } else if (!t.ended && over && state == "CANCELLED") {
         t.ended = true;

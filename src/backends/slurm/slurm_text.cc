@@ -129,28 +129,32 @@ std::string SlurmJobName(int64_t job, int32_t run) {
   return "tessera-" + std::to_string(job) + "-" + std::to_string(run);
 }
 
-bool ParseSlurmJobName(std::string_view name, int64_t* job, int32_t* run) {
+std::optional<SlurmRunName> ParseSlurmJobName(std::string_view name) {
   constexpr std::string_view kPrefix = "tessera-";
-  if (name.substr(0, kPrefix.size()) != kPrefix) return false;
+  if (name.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
   name.remove_prefix(kPrefix.size());
   size_t dash = name.find('-');
-  if (dash == std::string_view::npos) return false;
-  auto a = std::from_chars(name.data(), name.data() + dash, *job);
-  auto b = std::from_chars(name.data() + dash + 1, name.data() + name.size(), *run);
-  return a.ec == std::errc() && a.ptr == name.data() + dash && b.ec == std::errc() &&
-         b.ptr == name.data() + name.size() && *job > 0 && *run >= 0;
+  if (dash == std::string_view::npos) return std::nullopt;
+  SlurmRunName out;
+  auto a = std::from_chars(name.data(), name.data() + dash, out.job);
+  auto b = std::from_chars(name.data() + dash + 1, name.data() + name.size(), out.run);
+  const bool whole = a.ec == std::errc() && a.ptr == name.data() + dash && b.ec == std::errc() &&
+                     b.ptr == name.data() + name.size();
+  if (!whole || out.job <= 0 || out.run < 0) return std::nullopt;
+  return out;
 }
 
-int SlurmOutcome(const SlurmJob& job, std::string* detail) {
+std::optional<SlurmEnd> SlurmOutcome(const SlurmJob& job) {
   const std::string& s = job.state;
-  if (s == "COMPLETED") return job.exit_code == 0 ? 1 : 0;
+  if (s == "COMPLETED" && job.exit_code == 0) return SlurmEnd{true, ""};
+  // A completed job with a non-zero exit failed, without a word from Slurm.
+  if (s == "COMPLETED") return SlurmEnd{false, ""};
   if (s == "FAILED" || s == "TIMEOUT" || s == "OUT_OF_MEMORY" || s == "BOOT_FAIL" ||
       s == "DEADLINE") {
-    *detail = "Slurm job " + std::to_string(job.id) + " " + s + " (exit " +
-              std::to_string(job.exit_code) + ")";
-    return 0;
+    return SlurmEnd{false, "Slurm job " + std::to_string(job.id) + " " + s + " (exit " +
+                               std::to_string(job.exit_code) + ")"};
   }
-  return -1;  // pending, running, cancelled (by Tessera), node failure, preempted by Slurm
+  return std::nullopt;  // pending, running, cancelled (by Tessera), node failure, preempted
 }
 
 std::string ShellQuote(std::string_view s) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,14 +46,22 @@ Result<std::map<std::string, SlurmNode>> ParseSinfoNodes(std::string_view text);
 // responding (`*`) or powered off.
 bool SlurmNodeUsable(std::string_view state);
 
-// The name of run `run` of job `job` in Slurm, and back (false when not Tessera's).
+// The name of run `run` of job `job` in Slurm, and back (nullopt when not Tessera's).
+struct SlurmRunName {
+  int64_t job = 0;
+  int32_t run = 0;
+};
 std::string SlurmJobName(int64_t job, int32_t run);
-bool ParseSlurmJobName(std::string_view name, int64_t* job, int32_t* run);
+std::optional<SlurmRunName> ParseSlurmJobName(std::string_view name);
 
-// How a run's job ended, once squeue says it did: 1 succeeded, 0 failed (why in `detail`), -1
-// not ended yet (or ended in a way that is not the job's doing: cancelled by Tessera, a node
-// failure — the node's state says what happens next).
-int SlurmOutcome(const SlurmJob& job, std::string* detail);
+// How a run's job ended, once squeue says it did; nullopt while it has not (or when it ended
+// in a way that is not the job's doing: cancelled by Tessera, a node failure — the node's
+// state says what happens next).
+struct SlurmEnd {
+  bool succeeded = false;
+  std::string detail;  // why it failed
+};
+std::optional<SlurmEnd> SlurmOutcome(const SlurmJob& job);
 
 // What one run asks of sbatch: one allocation over the nodes of its tasks.
 struct SlurmSubmission {
