@@ -247,6 +247,10 @@ void Explain(const Common& c, const std::string& ref, const std::string& tenant,
   Print(e, c.output, x.out, [&] {
     x.out << "Job " << Str(e, "id") << " " << Str(e, "name") << " (" << Str(e, "tenant") << ") is "
           << Str(e, "state") << "\n";
+    if (e.contains("scheduler")) {
+      x.out << "Scheduler: " << Str(e["scheduler"], "policy") << ", placement "
+            << Str(e["scheduler"], "placement") << "\n";
+    }
     if (e.contains("why_pending")) {
       x.out << "Why pending: " << Str(e["why_pending"], "code");
       std::string d = Str(e["why_pending"], "detail");
@@ -255,14 +259,14 @@ void Explain(const Common& c, const std::string& ref, const std::string& tenant,
     }
     if (e.contains("why_here")) x.out << "Why here: " << Str(e, "why_here") << "\n";
     if (!e["decisions"].empty()) {
-      Table t({"TIME", "DECISION", "REASON", "NODES"});
+      Table t({"TIME", "DECISION", "REASON", "NODES", "POLICY"});
       for (const json& d : e["decisions"]) {
         std::string nodes;
         if (d.contains("detail") && d["detail"].contains("nodes")) {
           for (const json& n : d["detail"]["nodes"])
             nodes += (nodes.empty() ? "" : ",") + n.get<std::string>();
         }
-        t.Add({Time(d["time_ms"]), Str(d, "kind"), Str(d, "reason"), nodes});
+        t.Add({Time(d["time_ms"]), Str(d, "kind"), Str(d, "reason"), nodes, DecidedBy(d)});
       }
       x.out << "Decisions:\n";
       t.Write(x.out, "  ");

@@ -48,6 +48,13 @@ std::string Str(const json& j, const char* key) {
   return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
 }
 
+std::string DecidedBy(const json& decision) {
+  if (!decision.contains("detail") || !decision["detail"].is_object()) return "";
+  const std::string policy = Str(decision["detail"], "policy");
+  const std::string placement = Str(decision["detail"], "placement");
+  return policy.empty() ? "" : policy + "/" + placement;
+}
+
 std::string Encode(const std::string& s) {
   std::string out;
   for (unsigned char c : s) {

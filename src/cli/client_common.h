@@ -37,6 +37,10 @@ void Print(const nlohmann::ordered_json& doc, const std::string& format, std::os
 // The field as text: strings as they are, other values as JSON, "" when absent or null.
 std::string Str(const nlohmann::ordered_json& j, const char* key);
 
+// The scheduler a decision names (its detail's policy and placement): "las/best-fit", or ""
+// for one no policy made (a run adopted after a restart).
+std::string DecidedBy(const nlohmann::ordered_json& decision);
+
 // Percent-encodes a path segment or query value.
 std::string Encode(const std::string& s);
 

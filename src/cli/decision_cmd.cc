@@ -35,12 +35,12 @@ void GetDecisions(const Common& c, const std::string& since, const std::string& 
     after = r.body["next"].get<int64_t>();
   }
   Print(json{{"items", all}}, c.output, x.out, [&] {
-    Table t({"TIME", "KIND", "JOB", "TENANT", "REASON"});
+    Table t({"TIME", "KIND", "JOB", "TENANT", "REASON", "POLICY"});
     for (const json& d : all) {
       std::string reason = Str(d, "reason");
       if (reason.size() > 80) reason = reason.substr(0, 77) + "...";
       t.Add({Time(d["time_ms"]), Str(d, "kind"), Str(d["job"], "id") + " " + Str(d["job"], "name"),
-             Str(d["job"], "tenant"), reason});
+             Str(d["job"], "tenant"), reason, DecidedBy(d)});
     }
     t.Write(x.out);
   });

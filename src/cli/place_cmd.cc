@@ -32,7 +32,7 @@ namespace {
 struct PlaceArgs {
   std::vector<std::string> fleet;
   std::vector<std::string> jobs;
-  std::string policy = std::string(kDefaultScorer);
+  std::string policy;  // the scorer; "" = the configuration's (scheduler.placement)
   std::string output = "table";
 };
 
@@ -184,15 +184,19 @@ int RunPlace(const PlaceArgs& args, std::ostream& out, std::ostream& err) {
   RegisterBuiltinScorers(scorers);
   OrderingRegistry orderings;
   RegisterBuiltinOrderings(orderings);
-  EngineChoice choice;  // the daemon's, but for the scorer asked for
-  choice.placement = args.policy;
-  choice.options.explain = true;
+  // The daemon's: the configuration's scheduler, with the scorer asked for in its place.
+  auto choice = ChoiceFor(spec.scheduler.OverriddenBy({"", args.policy}));
+  if (!choice.ok()) {
+    err << "tessera place: " << choice.status().message() << "\n";
+    return kExitInvalidInput;
+  }
+  choice->options.explain = true;
   ManualClock clock(0);
   SeededRng rng(1);
   MemoryStore store;
   PaperBackend backend;
   EngineCore core;
-  if (Status made = MakeEngineCore(core, shared, choice, scorers, orderings, store, backend, clock,
+  if (Status made = MakeEngineCore(core, shared, *choice, scorers, orderings, store, backend, clock,
                                    rng, clock.Now());
       !made.ok()) {
     err << "tessera place: " << made.message() << "\n";
@@ -251,8 +255,10 @@ void RegisterPlace(CLI::App& app, std::ostream& out, std::ostream& err, int& cod
   cmd->add_option("--fleet", args->fleet, "Fleet configuration files or directories")->required();
   cmd->add_option("--jobs", args->jobs, "Files or directories with the jobs and services")
       ->required();
-  cmd->add_option("--policy", args->policy, "Placement policy: " + PlacementPolicyNames())
-      ->capture_default_str();
+  cmd->add_option("--policy", args->policy,
+                  "Placement scorer in place of the configuration's (scheduler.placement, "
+                  "default tessera): " +
+                      PlacementPolicyNames());
   cmd->add_option("-o,--output", args->output, "Output format")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();

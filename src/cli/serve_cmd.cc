@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/load.h"
 #include "common/quantity.h"
+#include "common/text.h"
 #include "server/api.h"
 #include "server/daemon.h"
 #include "store/sqlite_store.h"
@@ -39,6 +40,7 @@ struct ServeArgs {
   std::string scale_interval = "30s";
   std::string agent_heartbeat = "2s", agent_lost_after = "10s";
   std::string cycle_interval = "5ms";
+  std::string policy, placement;  // "" = the configuration's scheduler section
   bool log_requests = false;
 };
 
@@ -113,8 +115,21 @@ std::optional<DaemonOptions> DaemonOptionsOf(const ServeArgs& a, std::ostream& e
         << a.cycle_interval << "\"\n";
     return std::nullopt;
   }
+  if (!a.policy.empty() && FindSchedulingPolicy(a.policy) == nullptr) {
+    err << "error: --policy: expected one of " << JoinNames(SchedulingPolicyNames()) << ", got \""
+        << a.policy << "\"\n";
+    return std::nullopt;
+  }
+  const auto& scorers = BuiltinScorerNames();
+  if (!a.placement.empty() &&
+      std::find(scorers.begin(), scorers.end(), a.placement) == scorers.end()) {
+    err << "error: --placement: expected one of " << JoinNames(scorers) << ", got \"" << a.placement
+        << "\"\n";
+    return std::nullopt;
+  }
   DaemonOptions options;
   options.config_paths = a.config;
+  options.scheduler = {a.policy, a.placement};
   options.scale_interval = *scale_interval;
   options.agent_heartbeat = *heartbeat;
   options.agent_lost_after = *lost_after;
@@ -186,6 +201,8 @@ void LogStart(const LogLine& log, const std::string& store, const Daemon& daemon
        {"ms", std::round(ms * 10) / 10},
        {"load_ms", std::round(start.load_ms)},
        {"restore_ms", std::round(start.restore_ms)}});
+  const SchedulerSettings scheduler = daemon.scheduler();
+  log("info", "scheduler", {{"policy", scheduler.ordering}, {"placement", scheduler.placement}});
 }
 
 // The API over `daemon` on `listen` until SIGINT or SIGTERM (`stop_signals`, blocked): the
@@ -310,6 +327,12 @@ void RegisterServe(CLI::App& app, std::ostream& out, std::ostream& err, int& cod
   cmd->add_option("--cycle-interval", a->cycle_interval,
                   "The least time between two scheduling cycles (0: a cycle at every change)")
       ->capture_default_str();
+  cmd->add_option("--policy", a->policy,
+                  "The queue's policy in place of the configuration's scheduler section: fifo, "
+                  "backfill, las or hetero");
+  cmd->add_option(
+      "--placement", a->placement,
+      "The placement scorer in place of the configuration's: " + PlacementPolicyNames());
   cmd->add_option("--ready-file", a->ready_file,
                   "Write the server's URL to this file once it accepts requests");
   cmd->callback([a, &out, &err, &code] { code = RunServe(*a, out, err); });

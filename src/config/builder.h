@@ -60,6 +60,7 @@ class SpecBuilder {
   std::vector<PendingRef> refs;
   bool priority_classes_declared = false;
   bool currency_declared = false;
+  bool scheduler_declared = false;
   // A file that could not be read as YAML at all: its names are unknown, so resolving
   // references would only report every use of them as dangling.
   bool unreadable_file = false;

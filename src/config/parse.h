@@ -26,6 +26,8 @@ void ParseTenant(YamlMap& m, std::optional<TenantId> parent);
 std::optional<RunAs> ParseRunAs(YamlMap& m);
 void ParsePriorityClass(YamlMap& m, PriorityClass& out);
 void ParsePolicyRule(YamlMap& m, size_t index);
+// The `scheduler` section: the queue's policy and the placement scorer (once in the files).
+void ParseScheduler(YamlMap& m);
 void ParseJob(YamlMap& m, size_t index);
 void ParseService(YamlMap& m, size_t index);
 

@@ -128,6 +128,10 @@ void ParseDocument(SpecBuilder& b, const std::string& file, const YAML::Node& ro
              YamlMap m(b, file, n, p, "a policy rule");
              if (m.ok()) ParsePolicyRule(m, i);
            });
+  if (auto n = doc.Node("scheduler", Need::kOptional)) {
+    YamlMap m(b, file, *n, doc.path().Field("scheduler"), "the scheduler section");
+    if (m.ok()) ParseScheduler(m);
+  }
   doc.List("jobs", Need::kOptional, s.jobs.size(),
            [&](const YAML::Node& n, const FieldPath& p, size_t i) {
              s.jobs.emplace_back();

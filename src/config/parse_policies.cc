@@ -82,7 +82,7 @@ void ParseConstrain(YamlMap& m, size_t pi) {
 
 void ParseWeights(YamlMap& m, size_t pi) {
   WeightsRule r;
-  r.placement = m.Str("placement").value_or("");
+  r.placement = m.Enum("placement", BuiltinScorerNames()).value_or("");
   r.fragmentation = m.MilliValue("fragmentation").value_or(r.fragmentation);
   r.locality = m.MilliValue("locality").value_or(r.locality);
   r.cost = m.MilliValue("cost").value_or(r.cost);
@@ -168,6 +168,19 @@ void ParseIdleReclaim(YamlMap& m, size_t pi) {
 }
 
 }  // namespace
+
+void ParseScheduler(YamlMap& m) {
+  SpecBuilder& b = m.builder();
+  if (b.scheduler_declared) {
+    m.Error("the scheduler section is declared in another file too; declare it once");
+    m.SkipUnknownCheck();
+    return;
+  }
+  b.scheduler_declared = true;
+  SchedulerSettings& s = b.spec.scheduler;
+  s.ordering = m.Enum("ordering", SchedulingPolicyNames()).value_or("");
+  s.placement = m.Enum("placement", BuiltinScorerNames()).value_or("");
+}
 
 void ParsePolicyRule(YamlMap& m, size_t pi) {
   Spec& s = m.builder().spec;

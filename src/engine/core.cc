@@ -2,11 +2,26 @@
 
 namespace tessera {
 
+Result<EngineChoice> ChoiceFor(const SchedulerSettings& settings, EngineChoice base) {
+  const std::string_view name = settings.policy_or_default();
+  const SchedulingPolicy* policy = FindSchedulingPolicy(name);
+  if (policy == nullptr) {
+    return InvalidArgument("unknown scheduling policy \"" + std::string(name) +
+                           "\" (known: fifo, backfill, las, hetero)");
+  }
+  base.policy = std::string(policy->name);
+  base.ordering = std::string(policy->ordering);
+  base.options.backfill = policy->backfill;
+  base.placement = std::string(settings.placement_or_default());
+  return base;
+}
+
 Status MakeEngineCore(EngineCore& core, std::shared_ptr<const Spec> spec,
                       const EngineChoice& choice, const ScorerRegistry& scorers,
                       const OrderingRegistry& orderings, Store& store, Backend& backend,
                       const Clock& clock, Rng& rng, TimeMs now) {
   core.spec = std::move(spec);
+  core.choice = choice;
   const Spec& s = *core.spec;
   core.target = DeclaredTarget(s);
   auto scorer = scorers.Create(choice.placement, ScorerContext{&core.target});

@@ -17,8 +17,9 @@
 namespace tessera {
 
 struct EngineChoice {
+  std::string policy = std::string(kDefaultPolicy);  // a SchedulingPolicy's name
   std::string placement = std::string(kDefaultScorer);
-  std::string ordering = "fifo";
+  std::string ordering = "fifo";  // the policy's ordering (options.backfill: its backfill)
   EngineOptions options;
   Millis scale_interval = 5 * 60 * 1000;  // the services' autoscaling step
   std::string replica_separator = "-r";   // replicas are named SERVICE-rN
@@ -26,12 +27,17 @@ struct EngineChoice {
 
 struct EngineCore {
   std::shared_ptr<const Spec> spec;
+  EngineChoice choice;    // what it was built with
   TargetWorkload target;  // FGD's target: the configuration's declared jobs
   std::unique_ptr<Scorer> scorer;
   std::unique_ptr<OrderingPolicy> ordering;
   std::unique_ptr<Engine> engine;
   std::unique_ptr<ServiceDriver> services;  // the services' replicas on this engine, from `now`
 };
+
+// `base` with the policy and scorer `settings` name (the defaults where it names none).
+// Errors: an unknown policy.
+Result<EngineChoice> ChoiceFor(const SchedulerSettings& settings, EngineChoice base = {});
 
 // Errors: an unknown scorer or ordering, a fleet the cell cannot be built from.
 Status MakeEngineCore(EngineCore& core, std::shared_ptr<const Spec> spec,

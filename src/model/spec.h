@@ -13,6 +13,7 @@
 #include "model/fleet.h"
 #include "model/job.h"
 #include "model/policy.h"
+#include "model/scheduler.h"
 #include "model/tenant.h"
 
 namespace tessera {
@@ -28,6 +29,7 @@ struct Spec {
   std::vector<Tenant> tenants;
   std::vector<PriorityClass> priority_classes;
   std::vector<PolicyRule> policies;
+  SchedulerSettings scheduler;
   std::vector<Job> jobs;
   std::vector<Service> services;
 

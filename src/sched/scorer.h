@@ -19,6 +19,7 @@
 
 #include "common/rng.h"
 #include "common/status.h"
+#include "model/scheduler.h"
 #include "sched/cell_state.h"
 #include "sched/task_shape.h"
 
@@ -79,8 +80,8 @@ class ScorerRegistry {
 
 // The placement policies shipped with Tessera: random, first-fit, best-fit, dot-product,
 // gpu-packing, gpu-clustering, fgd, and tessera (the default).
+// (BuiltinScorerNames, model/scheduler.h, names them for the configuration's checks.)
 void RegisterBuiltinScorers(ScorerRegistry& registry);
-inline constexpr std::string_view kDefaultScorer = "tessera";
 
 // Device choice helpers shared by the policies.
 bool DeviceEligible(const CellState& cell, const DeviceSlot& d, const TaskShape& shape);

@@ -157,6 +157,7 @@ json ToJson(const ServiceView& s) {
 json ToJson(const JobExplanation& e) {
   const StoredJob& row = e.job;
   json out = {{"id", row.id}, {"name", row.name}, {"tenant", row.tenant}, {"state", row.state}};
+  out["scheduler"] = {{"policy", e.policy}, {"placement", e.placement}};
   if (row.state == "pending" || row.state == "admitted") {
     out["why_pending"] = {{"code", row.reason}, {"detail", row.detail}};
   } else if (row.state == "running" || row.state == "placed") {

@@ -89,12 +89,16 @@ Result<std::unique_ptr<Daemon::Core>> Daemon::MakeCore(std::shared_ptr<const Spe
   RegisterBuiltinScorers(scorers);
   OrderingRegistry orderings;
   RegisterBuiltinOrderings(orderings);
-  EngineChoice choice;
-  choice.scale_interval = options_.scale_interval;
-  if (Status made = MakeEngineCore(*core, std::move(spec), choice, scorers, orderings, *port_,
+  // The configuration's scheduler, with what the command line names in its place.
+  auto choice = ChoiceFor(spec->scheduler.OverriddenBy(options_.scheduler));
+  if (!choice.ok()) return choice.status();
+  choice->scale_interval = options_.scale_interval;
+  if (Status made = MakeEngineCore(*core, std::move(spec), *choice, scorers, orderings, *port_,
                                    *backends_, clock_, rng_, clock_.Now());
       !made.ok())
     return made;
+  core->decided_by = std::make_shared<const SchedulerSettings>(
+      SchedulerSettings{core->choice.policy, core->choice.placement});
   for (uint32_t n = 0; n < core->engine->cell().node_count(); ++n)
     core->node_index[core->engine->cell().node_name(n)] = n;
   return core;
@@ -135,6 +139,11 @@ void Daemon::ApplyFlags() {
 std::shared_ptr<const Spec> Daemon::spec() const {
   std::lock_guard<std::mutex> lock(spec_mu_);
   return spec_;
+}
+
+SchedulerSettings Daemon::scheduler() const {
+  MutexLock lock(mu_);
+  return {core_->choice.policy, core_->choice.placement};
 }
 
 Daemon::~Daemon() {
@@ -390,6 +399,7 @@ void Daemon::OnDecision(Decision d) {
   c.reason = std::move(d.reason);
   c.nodes = std::move(d.nodes);
   c.where = std::move(d.where);
+  c.by = core_->decided_by;
   if (d.kind == DecisionKind::kRequeue || d.kind == DecisionKind::kPreempt) {
     const JobRecord& rec = engine_->job(d.job);
     c.lost_device_ms = rec.lost_device_ms;
@@ -415,7 +425,9 @@ void Daemon::ApplyDecision(const DecisionChange& d) {
     // A run stopped before its end: the work it threw away (since its last checkpoint), all
     // restarts of the job together, in device-seconds.
     json detail = {{"lost_device_seconds", std::round(d.lost_device_ms / 100.0) / 10.0},
-                   {"restarts", book_.restart_base(id) + d.restarts}};
+                   {"restarts", book_.restart_base(id) + d.restarts},
+                   {"policy", d.by->ordering},
+                   {"placement", d.by->placement}};
     store_->AppendDecision(
         {0, d.time, std::string(DecisionKindName(d.kind)), id, d.reason, detail.dump()});
     return;
@@ -426,7 +438,7 @@ void Daemon::ApplyDecision(const DecisionChange& d) {
     nodes.push_back(engine_->cell().node_name(n));
   // The detail's JSON is made on the store's writer thread.
   store_->AppendDecision({0, d.time, std::string(DecisionKindName(d.kind)), id, d.reason, ""},
-                         std::move(nodes), d.where);
+                         {std::move(nodes), d.where, d.by->ordering, d.by->placement});
 }
 
 void Daemon::ApplyChanges() {
@@ -581,8 +593,13 @@ std::vector<Gauge> Daemon::Gauges() const {
                  "1 while the store's writes fail (from a failed commit to the next good one).",
                  {}};
   degraded.samples.push_back({"", store_->degraded() ? 1.0 : 0.0});
+  Gauge scheduler{
+      "tessera_scheduler", "The scheduler in force (1): its policy and placement scorer.", {}};
+  scheduler.samples.push_back({"policy=\"" + LabelValue(core_->choice.policy) + "\",placement=\"" +
+                                   LabelValue(core_->choice.placement) + "\"",
+                               1.0});
   std::vector<Gauge> out = {queue,   jobs,     capacity, allocated, writes,
-                            batches, degraded, replicas, load};
+                            batches, degraded, replicas, load,      scheduler};
   for (Gauge& g : AgentGauges())
     out.push_back(std::move(g));
   return out;

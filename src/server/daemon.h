@@ -73,6 +73,9 @@ struct DaemonOptions {
   // Where the Slurm backend keeps batch scripts and task output of a cluster whose
   // backendOptions name no workDir: WORK_DIR/slurm/CLUSTER.
   std::string work_dir = ".";
+  // The scheduler's policy and scorer in place of the configuration's `scheduler` section
+  // (`tessera serve --policy/--placement`): what names nothing leaves the section's.
+  SchedulerSettings scheduler;
   // The daemon's log lines (level "info", "warn" or "error", a message, fields); none = silent.
   // Called from any thread.
   std::function<void(const std::string& level, const std::string& msg,
@@ -201,6 +204,8 @@ class Daemon {
 
   // The configuration in force (a reload replaces it; the pointer keeps it alive).
   std::shared_ptr<const Spec> spec() const;
+  // The scheduler in force: its policy and placement scorer, by name.
+  SchedulerSettings scheduler() const;
   // Reads the configuration's files again and checks them (errors, or what would change). With
   // `apply`, a valid configuration replaces the one in force — the engine is rebuilt on it,
   // waiting jobs are queued again and running ones go on where they are (a run whose node
@@ -245,6 +250,9 @@ class Daemon {
   // and the cell's node indices by name.
   struct Core : EngineCore {
     std::unordered_map<std::string, uint32_t> node_index;
+    // The policy and scorer its engine decides by, as its decisions name them (a decision
+    // applied after a reload still names the engine that made it).
+    std::shared_ptr<const SchedulerSettings> decided_by;
   };
 
   Daemon(std::shared_ptr<const Spec> spec, std::unique_ptr<DurableStore> store, const Clock& clock,
@@ -324,6 +332,7 @@ class Daemon {
     double lost_device_ms = 0;  // kRequeue, kPreempt: the job's, all restarts together
     int32_t restarts = 0;       // and its restarts in this process
     RunRate rate;               // kStart: what the run costs
+    std::shared_ptr<const SchedulerSettings> by;  // the engine's that decided
   };
   // The engine's record changed (its store port). During a cycle the change is
   // handed to the view's thread; otherwise what is pending is applied, then the change.

@@ -208,6 +208,8 @@ Result<JobExplanation> Daemon::Explain(const Caller& caller, const std::string& 
     auto id = book_.Resolve(caller, ref, tenant);
     if (!id.ok()) return id.status();
     out.job = View(*id);
+    out.policy = core_->choice.policy;
+    out.placement = core_->choice.placement;
   }
   // Decisions are written behind the engine: read after everything queued so far.
   if (Status s = store_->Flush().get(); !s.ok()) return s;

@@ -96,6 +96,7 @@ struct ServiceView {
 // Why a job is pending, or why it runs where it does, with its decision log.
 struct JobExplanation {
   StoredJob job;
+  std::string policy, placement;  // the scheduler in force, which decides for it now
   std::vector<StoredDecision> decisions;
 };
 

@@ -17,16 +17,19 @@
 namespace tessera {
 
 Result<SimPolicy> ParseSimPolicy(std::string_view name) {
-  if (name == "fifo") return SimPolicy{"fifo", "fifo", false};
-  if (name == "backfill") return SimPolicy{"backfill", "fifo", true};
-  if (name == "las") return SimPolicy{"las", "las", true};
-  if (name == "hetero") return SimPolicy{"hetero", "hetero", true};
-  return InvalidArgument("unknown policy '" + std::string(name) +
-                         "' (known: fifo, backfill, las, hetero)");
+  const SchedulingPolicy* p = FindSchedulingPolicy(name);
+  if (p == nullptr) {
+    return InvalidArgument("unknown policy '" + std::string(name) +
+                           "' (known: fifo, backfill, las, hetero)");
+  }
+  return SimPolicy{std::string(p->name), std::string(p->ordering), p->backfill};
 }
 
 std::vector<std::string> SimPolicyNames() {
-  return {"fifo", "backfill", "las", "hetero"};
+  std::vector<std::string> out;
+  for (std::string_view n : SchedulingPolicyNames())
+    out.emplace_back(n);
+  return out;
 }
 
 namespace {

@@ -10,10 +10,12 @@ std::shared_future<Status> ReadyStatus(Status s) {
   return done.get_future().share();
 }
 
-std::string DecisionDetail(const std::vector<std::string>& nodes, const std::string& where) {
+std::string DecisionDetail(const DecisionParts& parts) {
   nlohmann::ordered_json detail = nlohmann::ordered_json::object();
-  if (!nodes.empty()) detail["nodes"] = nodes;
-  if (!where.empty()) detail["where"] = where;
+  if (!parts.nodes.empty()) detail["nodes"] = parts.nodes;
+  if (!parts.where.empty()) detail["where"] = parts.where;
+  if (!parts.policy.empty()) detail["policy"] = parts.policy;
+  if (!parts.placement.empty()) detail["placement"] = parts.placement;
   return detail.dump();
 }
 

@@ -64,10 +64,9 @@ class DurableStore {
   // The same, waited for: a change a caller is answered about only once it is durable (cancel).
   virtual std::shared_future<Status> CommitJobUpdate(JobUpdate update) = 0;
   virtual void AppendDecision(StoredDecision d) = 0;
-  // A decision whose detail ({"nodes": [...], "where": "..."}, each when not empty) the store
-  // formats: the engine's thread hands over the parts only.
-  virtual void AppendDecision(StoredDecision d, std::vector<std::string> nodes,
-                              std::string where) = 0;
+  // A decision whose detail (DecisionDetail) the store formats: the engine's thread hands over
+  // the parts only.
+  virtual void AppendDecision(StoredDecision d, DecisionParts parts) = 0;
   virtual void AppendAudit(AuditEntry a) = 0;
   // Creates a principal, or replaces its role, tenant and node (its creation time stays).
   virtual std::shared_future<Status> PutPrincipal(Principal p) = 0;
@@ -126,7 +125,8 @@ class DurableStore {
 // A future that is already resolved with `s`: what a store that writes at once returns.
 std::shared_future<Status> ReadyStatus(Status s);
 
-// A decision's detail as stored: {"nodes": [...], "where": "..."}, each when not empty.
-std::string DecisionDetail(const std::vector<std::string>& nodes, const std::string& where);
+// A decision's detail as stored: {"nodes": [...], "where": "...", "policy": "...",
+// "placement": "..."}, each when not empty.
+std::string DecisionDetail(const DecisionParts& parts);
 
 }  // namespace tessera

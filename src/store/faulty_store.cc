@@ -84,10 +84,9 @@ std::shared_future<Status> FaultyStore::CommitJobUpdate(JobUpdate u) {
 void FaultyStore::AppendDecision(StoredDecision d) {
   Post([d = std::move(d)](DurableStore& s) { s.AppendDecision(d); });
 }
-void FaultyStore::AppendDecision(StoredDecision d, std::vector<std::string> nodes,
-                                 std::string where) {
-  Post([d = std::move(d), nodes = std::move(nodes), where = std::move(where)](DurableStore& s) {
-    s.AppendDecision(d, nodes, where);
+void FaultyStore::AppendDecision(StoredDecision d, DecisionParts parts) {
+  Post([d = std::move(d), parts = std::move(parts)](DurableStore& s) {
+    s.AppendDecision(d, parts);
   });
 }
 void FaultyStore::AppendAudit(AuditEntry a) {

@@ -94,9 +94,8 @@ void InMemoryStore::AppendDecision(StoredDecision d) {
   });
 }
 
-void InMemoryStore::AppendDecision(StoredDecision d, std::vector<std::string> nodes,
-                                   std::string where) {
-  d.detail = DecisionDetail(nodes, where);
+void InMemoryStore::AppendDecision(StoredDecision d, DecisionParts parts) {
+  d.detail = DecisionDetail(parts);
   AppendDecision(std::move(d));
 }
 
@@ -204,7 +203,7 @@ void InMemoryStore::ResumeRuns(ResumedRuns r) {
       std::vector<std::string> nodes;
       for (uint32_t n : run.nodes)
         nodes.push_back(r.node_names.at(n));
-      AddDecision({0, run.time, "start", run.job, run.reason, DecisionDetail(nodes, "")});
+      AddDecision({0, run.time, "start", run.job, run.reason, DecisionDetail({nodes, "", "", ""})});
       if (job == jobs_.end()) continue;  // the cost rows take the row's tenant
       for (const ResumedRuns::Cost& c : run.costs) {
         std::string model = c.model < 0 ? "cpu" : r.models.at(static_cast<size_t>(c.model));

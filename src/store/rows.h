@@ -77,6 +77,14 @@ struct ResumedRuns {
   std::vector<std::string> node_names, clusters, models;
 };
 
+// What a decision's detail is made of (the store formats it, DecisionDetail): the nodes of
+// a start, the cluster choice's words, and the scheduler that decided (its policy and scorer).
+struct DecisionParts {
+  std::vector<std::string> nodes;
+  std::string where;
+  std::string policy, placement;
+};
+
 // One line of the decision log.
 struct StoredDecision {
   int64_t seq = 0;

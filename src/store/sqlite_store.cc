@@ -353,11 +353,10 @@ void SqliteStore::AppendDecision(StoredDecision d) {
   });
 }
 
-void SqliteStore::AppendDecision(StoredDecision d, std::vector<std::string> nodes,
-                                 std::string where) {
-  Post([d = std::move(d), nodes = std::move(nodes), where = std::move(where)](Statements& st) {
+void SqliteStore::AppendDecision(StoredDecision d, DecisionParts parts) {
+  Post([d = std::move(d), parts = std::move(parts)](Statements& st) {
     st.decision.Bind(1, d.time).Bind(2, d.kind).Bind(3, d.job).Bind(4, d.reason);
-    st.decision.Bind(5, DecisionDetail(nodes, where));
+    st.decision.Bind(5, DecisionDetail(parts));
     return st.decision.Run();
   });
 }
@@ -434,7 +433,7 @@ void SqliteStore::ResumeRuns(ResumedRuns runs) {
       for (uint32_t n : run.nodes)
         nodes.push_back(r.node_names.at(n));
       st.decision.Bind(1, run.time).Bind(2, "start").Bind(3, run.job).Bind(4, run.reason);
-      st.decision.Bind(5, DecisionDetail(nodes, ""));
+      st.decision.Bind(5, DecisionDetail({nodes, "", "", ""}));
       if (Status s = st.decision.Run(); !s.ok()) return s;
       for (const ResumedRuns::Cost& c : run.costs) {
         st.insert_cost_of_job.Bind(1, c.id).Bind(2, run.job).Bind(3, r.clusters.at(c.cluster));

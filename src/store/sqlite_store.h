@@ -60,7 +60,7 @@ class SqliteStore final : public DurableStore {
   void UpdateJob(JobUpdate update) override;
   std::shared_future<Status> CommitJobUpdate(JobUpdate update) override;
   void AppendDecision(StoredDecision d) override;
-  void AppendDecision(StoredDecision d, std::vector<std::string> nodes, std::string where) override;
+  void AppendDecision(StoredDecision d, DecisionParts parts) override;
   void AppendAudit(AuditEntry a) override;
   std::shared_future<Status> PutPrincipal(Principal p) override;
   std::shared_future<Status> PutToken(StoredToken t) override;

@@ -621,6 +621,28 @@ regions:
 )Y",
      1, "case.yaml:4:23: policies[0].match.tenants[0]",
      "unknown tenant \"acme/reserch\" (use the full path, e.g. org/d"},
+    {"policy_weights_unknown_scorer", R"Y(policies:
+  - name: p1
+    kind: weights
+    placement: best-fitt
+)Y",
+     1, "case.yaml:4:16: policies[0].placement",
+     "expected one of random, first-fit, best-fit, dot-product, gpu-packing, gpu-clustering, fgd, "
+     "tessera, got \"best-fitt\" (did you mean \"best-fit\"?)"},
+    {"scheduler_unknown_policy", R"Y(scheduler:
+  ordering: lass
+)Y",
+     1, "case.yaml:2:13: scheduler.ordering",
+     "expected one of fifo, backfill, las, hetero, got \"lass\" (did you mean \"las\"?)"},
+    {"scheduler_unknown_scorer", R"Y(scheduler:
+  ordering: las
+  placement: no-such-scorer
+)Y",
+     1, "case.yaml:3:14: scheduler.placement", "expected one of random, first-fit, best-fit"},
+    {"scheduler_unknown_field", R"Y(scheduler:
+  order: las
+)Y",
+     1, "case.yaml:2:3: scheduler.order", "unknown field"},
     {"priority_class_bad_value", R"Y(priorityClasses:
   - {name: urgent, value: high}
 )Y",

@@ -71,6 +71,30 @@ TEST(Loader, FilesMergeAndErrorsUseEachFilesOwnIndices) {
   EXPECT_NE(text.find("b.yaml:3:5: regions[1].nmae: unknown field"), std::string::npos) << text;
 }
 
+TEST(Loader, TheSchedulerSectionIsReadOnceAndDefaultsWhenAbsent) {
+  LoadResult none = LoadSpecTexts({{"a.yaml", "regions: [{name: r1}]\n"}});
+  ASSERT_TRUE(none.spec.has_value());
+  EXPECT_EQ(none.spec->scheduler.policy_or_default(), "backfill");
+  EXPECT_EQ(none.spec->scheduler.placement_or_default(), "tessera");
+
+  LoadResult las = LoadSpecTexts({{"a.yaml", "scheduler: {ordering: las, placement: best-fit}\n"}});
+  ASSERT_TRUE(las.spec.has_value()) << las.diagnostics.ToString();
+  EXPECT_EQ(las.spec->scheduler.ordering, "las");
+  EXPECT_EQ(las.spec->scheduler.placement, "best-fit");
+  // A command line's flags take the place of what they name.
+  SchedulerSettings over = las.spec->scheduler.OverriddenBy({"hetero", ""});
+  EXPECT_EQ(over.ordering, "hetero");
+  EXPECT_EQ(over.placement, "best-fit");
+
+  LoadResult twice = LoadSpecTexts(
+      {{"a.yaml", "scheduler: {ordering: las}\n"}, {"b.yaml", "scheduler: {ordering: fifo}\n"}});
+  ASSERT_FALSE(twice.spec.has_value());
+  EXPECT_NE(twice.diagnostics.ToString().find(
+                "b.yaml:1:12: scheduler: the scheduler section is declared in another file too"),
+            std::string::npos)
+      << twice.diagnostics.ToString();
+}
+
 TEST(Loader, ReferencesResolveAcrossFilesInAnyOrder) {
   LoadResult r = LoadSpecTexts(
       {{"jobs.yaml",

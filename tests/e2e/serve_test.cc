@@ -713,6 +713,41 @@ TEST(Serve, MetricsShowRequestsDecisionsQueuesAndAllocation) {
   EXPECT_GT(lines, 5);
 }
 
+// The scheduler is the policies' section unless the command line names another; /metrics,
+// explain and the decision log say which decided.
+TEST(Serve, TheSchedulerFlagsTakeThePlaceOfThePoliciesSection) {
+  std::string out;
+  EXPECT_EQ(RunTessera("serve --config " + kEnterprise + " --policy lottery", &out, true), 2)
+      << out;
+  EXPECT_NE(out.find("--policy: expected one of fifo, backfill, las, hetero, got \"lottery\""),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(RunTessera("serve --config " + kEnterprise + " --placement best", &out, true), 2)
+      << out;
+  EXPECT_NE(out.find("--placement: expected one of random, first-fit, best-fit"), std::string::npos)
+      << out;
+  auto dir = FreshDir("scheduler-flags");
+  DaemonProcess d(dir, kEnterprise);
+  d.set_extra_args({"--policy", "las"});
+  ASSERT_TRUE(d.Start()) << d.log();
+  Http admin(d.url(), d.admin_token());
+  ASSERT_EQ(admin.Post("/v1/jobs", JobBody("decided", "consumer/ads/ctr"))->status, 201);
+  EXPECT_EQ(WaitForState(admin, "decided", "running")["state"], "running");
+  // The example's section says backfill and tessera: the flag replaces the policy only.
+  const std::string metrics = Http(d.url()).Get("/metrics")->body;
+  EXPECT_EQ(Sample(metrics, R"(tessera_scheduler{policy="las",placement="tessera"})"), 1)
+      << metrics;
+  json explained = Body(admin.Get("/v1/jobs/decided/explain"));
+  EXPECT_EQ(explained["scheduler"], json({{"policy", "las"}, {"placement", "tessera"}}));
+  ASSERT_EQ(RunTessera("explain job decided", &out, true, d.CliEnv()), 0) << out;
+  EXPECT_NE(out.find("Scheduler: las, placement tessera"), std::string::npos) << out;
+  ASSERT_EQ(RunTessera("get decisions", &out, true, d.CliEnv()), 0) << out;
+  EXPECT_NE(out.find("las/tessera"), std::string::npos) << out;
+  EXPECT_NE(d.log().find(R"("msg":"scheduler","policy":"las","placement":"tessera")"),
+            std::string::npos)
+      << d.log();
+}
+
 // Under a storm every submission asks for a cycle; --cycle-interval runs at most one per
 // interval, each taking what arrived meanwhile (and none between them). Bad values exit 2.
 TEST(Serve, ACycleIntervalGathersWhatArrivesMeanwhileIntoFewerCycles) {

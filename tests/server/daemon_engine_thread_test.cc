@@ -27,11 +27,17 @@ class DaemonEngineThread : public ::testing::Test {
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     std::ofstream(dir_ / "fleet.yaml") << testing::kDaemonFleet;
+    StartDaemon({});
+  }
+  // A daemon on the configuration in dir_, with `scheduler` in place of its section's.
+  void StartDaemon(SchedulerSettings scheduler) {
+    daemon_.reset();
     LoadResult r = LoadSpecFiles({dir_.string()});
     ASSERT_TRUE(r.spec) << r.diagnostics.ToString();
     DaemonOptions options;
     options.config_paths = {dir_.string()};
     options.admin_token = "secret";
+    options.scheduler = std::move(scheduler);
     auto d = Daemon::Start(std::move(*r.spec), std::make_unique<InMemoryStore>(), clock_, options);
     ASSERT_TRUE(d.ok()) << d.status().ToString();
     daemon_ = std::move(d->daemon);
@@ -103,6 +109,123 @@ TEST_F(DaemonEngineThread, AfterAReloadTheThreadDrivesTheNewEngine) {
   auto cancelled = daemon_->Cancel(admin_, "after", "");
   ASSERT_TRUE(cancelled.ok()) << cancelled.status().ToString();
   EXPECT_EQ(cancelled->state, "cancelled");
+}
+
+TEST_F(DaemonEngineThread, TheSchedulerIsTheConfigurationsAndEveryDecisionNamesIt) {
+  // No scheduler section: the defaults.
+  EXPECT_EQ(daemon_->scheduler().ordering, "backfill");
+  EXPECT_EQ(daemon_->scheduler().placement, "tessera");
+  ASSERT_TRUE(daemon_->Submit(admin_, testing::DaemonJobBody("before"), "").ok());
+  ASSERT_EQ(StateOnceTaken("before"), "running");
+  // The section, reloaded: the new engine decides by it.
+  std::ofstream(dir_ / "policies.yaml") << "scheduler: {ordering: las, placement: best-fit}\n";
+  auto reloaded = daemon_->Reload(admin_, /*apply=*/true);
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status().ToString();
+  ASSERT_TRUE(reloaded->applied);
+  EXPECT_EQ(daemon_->scheduler().ordering, "las");
+  EXPECT_EQ(daemon_->scheduler().placement, "best-fit");
+  ASSERT_TRUE(daemon_->Submit(admin_, testing::DaemonJobBody("after"), "").ok());
+  ASSERT_EQ(StateOnceTaken("after"), "running");
+  auto before = daemon_->Explain(admin_, "before", "");
+  auto after = daemon_->Explain(admin_, "after", "");
+  ASSERT_TRUE(before.ok() && after.ok());
+  EXPECT_EQ(after->policy, "las");
+  EXPECT_EQ(after->placement, "best-fit");
+  // Each start names the engine that made it, the one before the reload too.
+  ASSERT_FALSE(before->decisions.empty());
+  EXPECT_EQ(before->decisions[0].kind, "start");
+  EXPECT_NE(before->decisions[0].detail.find(R"("policy":"backfill","placement":"tessera")"),
+            std::string::npos)
+      << before->decisions[0].detail;
+  ASSERT_FALSE(after->decisions.empty());
+  EXPECT_NE(after->decisions[0].detail.find(R"("policy":"las","placement":"best-fit")"),
+            std::string::npos)
+      << after->decisions[0].detail;
+  bool gauge = false;
+  for (const Gauge& g : daemon_->Gauges()) {
+    if (g.name != "tessera_scheduler") continue;
+    ASSERT_EQ(g.samples.size(), 1u);
+    EXPECT_EQ(g.samples[0].first, R"(policy="las",placement="best-fit")");
+    gauge = true;
+  }
+  EXPECT_TRUE(gauge);
+}
+
+TEST_F(DaemonEngineThread, TheCommandLinesSchedulerTakesThePlaceOfTheSections) {
+  std::ofstream(dir_ / "policies.yaml") << "scheduler: {ordering: las, placement: best-fit}\n";
+  StartDaemon({"hetero", ""});
+  EXPECT_EQ(daemon_->scheduler().ordering, "hetero");
+  EXPECT_EQ(daemon_->scheduler().placement, "best-fit");  // not named: the section's
+  // A reload keeps the command line's in place of the section's.
+  std::ofstream(dir_ / "policies.yaml", std::ios::trunc) << "scheduler: {ordering: fifo}\n";
+  ASSERT_TRUE(daemon_->Reload(admin_, /*apply=*/true).ok());
+  EXPECT_EQ(daemon_->scheduler().ordering, "hetero");
+  EXPECT_EQ(daemon_->scheduler().placement, "tessera");
+}
+
+// `hetero` live: a preemptible job that started on a slow model while the fast one was busy
+// moves to the fast one once it frees (its run stops and starts again there), logged as a
+// migration by the policy that made it.
+TEST_F(DaemonEngineThread, HeteroMovesARunningJobToAFasterModelOnceItFrees) {
+  std::ofstream(dir_ / "fleet.yaml", std::ios::trunc) << R"(deviceModels:
+  - {name: K80, kind: gpu, vendor: nvidia, memory: 12Gi}
+  - {name: V100, kind: gpu, vendor: nvidia, memory: 32Gi}
+regions:
+  - name: lab
+clusters:
+  - name: emu
+    region: lab
+    tier: dedicated
+    backend: emulated
+    nodeGroups:
+      - {name: slow, count: 1, cpu: 8, memory: 32Gi, devices: {model: K80, count: 1}}
+      - {name: fast, count: 1, cpu: 8, memory: 32Gi, devices: {model: V100, count: 1}}
+tenants:
+  - name: lab
+scheduler: {ordering: hetero}
+)";
+  StartDaemon({});
+  ASSERT_EQ(daemon_->scheduler().ordering, "hetero");
+  auto job = [](const std::string& name, const std::string& runtime, const std::string& models) {
+    return R"({"name":")" + name + R"(","class":"batch","tenant":"lab","preemptible":true,)" +
+           R"("runtime":")" + runtime + R"(","taskGroups":[{"name":"w","count":1,"cpu":1,)" +
+           R"("memory":"1Gi","devices":{"count":1,"models":)" + models + "}}]}";
+  };
+  // The fast model is busy for a second; the mover starts on the slow one meanwhile.
+  ASSERT_TRUE(daemon_->Submit(admin_, job("blocker", "1s", R"(["V100"])"), "").ok());
+  ASSERT_EQ(StateOnceTaken("blocker"), "running");
+  ASSERT_TRUE(daemon_
+                  ->Submit(admin_,
+                           job("mover", "10h",
+                               R"([{"model":"V100","speed":1},)"
+                               R"({"model":"K80","speed":0.25}])"),
+                           "")
+                  .ok());
+  ASSERT_EQ(StateOnceTaken("mover"), "running");
+  auto first = daemon_->GetJob(admin_, "mover", "");
+  ASSERT_TRUE(first.ok());
+  EXPECT_NE(first->placement.find("emu-slow-0000"), std::string::npos) << first->placement;
+  // Once the blocker ends, the mover's run stops and starts on the fast model (a generous
+  // bound for a loaded machine, not a timing).
+  Result<StoredJob> moved = first;
+  for (int i = 0; i < 1000 && moved.ok() && moved->restarts == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    moved = daemon_->GetJob(admin_, "mover", "");
+  }
+  ASSERT_TRUE(moved.ok());
+  EXPECT_EQ(moved->restarts, 1);
+  EXPECT_EQ(moved->state, "running");
+  EXPECT_NE(moved->placement.find("emu-fast-0000"), std::string::npos) << moved->placement;
+  auto explained = daemon_->Explain(admin_, "mover", "");
+  ASSERT_TRUE(explained.ok());
+  std::vector<std::string> kinds;
+  for (const StoredDecision& d : explained->decisions) {
+    kinds.push_back(d.kind);
+    if (d.kind != "migrate") continue;
+    EXPECT_EQ(d.reason, "faster-model:V100 x4.00");
+    EXPECT_NE(d.detail.find(R"("policy":"hetero")"), std::string::npos) << d.detail;
+  }
+  EXPECT_EQ(kinds, (std::vector<std::string>{"start", "migrate", "start"}));
 }
 
 }  // namespace

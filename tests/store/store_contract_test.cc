@@ -117,7 +117,8 @@ TYPED_TEST(StoreContract, WhatIsWrittenIsWhatLoads) {
   ASSERT_TRUE(store.PutToken({"h", "p", 9000, 5}).get().ok());
   ASSERT_TRUE(store.PutNodeFlags({"n1", true, false}).get().ok());
   store.AppendDecision({0, 2000, "start", 1, "order", "{}"});
-  store.AppendDecision({0, 2500, "requeue", 1, "node-lost:n1", ""}, {"n1", "n2"}, "cheapest");
+  store.AppendDecision({0, 2500, "requeue", 1, "node-lost:n1", ""},
+                       {{"n1", "n2"}, "cheapest", "las", "best-fit"});
   store.AppendAudit({0, 1000, "p", "127.0.0.1", "POST", "/v1/jobs", 201, "job 1"});
   store.PutTaskLog(1, 0, 1, "first");
   store.PutTaskLog(1, 0, 1, "hello\nworld\n");  // the later tail replaces the earlier
@@ -152,7 +153,8 @@ TYPED_TEST(StoreContract, WhatIsWrittenIsWhatLoads) {
   ASSERT_EQ(decisions->size(), 2u);
   EXPECT_EQ((*decisions)[0].reason, "order");
   EXPECT_LT((*decisions)[0].seq, (*decisions)[1].seq);
-  EXPECT_EQ((*decisions)[1].detail, R"({"nodes":["n1","n2"],"where":"cheapest"})");
+  EXPECT_EQ((*decisions)[1].detail,
+            R"({"nodes":["n1","n2"],"where":"cheapest","policy":"las","placement":"best-fit"})");
   auto log = again.QueryTaskLog(1, 0, 1);
   ASSERT_TRUE(log.ok());
   EXPECT_EQ(*log, std::optional<std::string>("hello\nworld\n"));
