@@ -21,6 +21,7 @@
 #include "testutil/daemon_process.h"
 #include "testutil/run_tessera.h"
 #include "testutil/serve_client.h"
+#include "testutil/two_speed_fleet.h"
 
 namespace tessera {
 namespace {
@@ -142,6 +143,88 @@ json Gang(const std::string& name, int seconds, int checkpoint_s = 0) {
                  std::to_string(seconds) + "; echo done"}};
   if (checkpoint_s > 0) j["checkpointInterval"] = std::to_string(checkpoint_s) + "s";
   return j;
+}
+
+// Two agents' nodes of one cluster, a slow model on one and a fast one on the other, under
+// the hetero policy.
+class HeteroAgentsTest : public AgentsTest {
+ protected:
+  void SetUp() override {
+    dir_ = FreshDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_ / "config");
+    std::ofstream(dir_ / "config" / "fleet.yaml") << testing::TwoSpeedFleet("mixed", "local");
+    daemon_ = std::make_unique<DaemonProcess>(dir_ / "daemon", (dir_ / "config").string());
+    daemon_->set_extra_args({"--agent-heartbeat", "500ms", "--agent-lost-after", "5s"});
+    ASSERT_TRUE(daemon_->Start()) << daemon_->log();
+    admin_ = std::make_unique<Http>(daemon_->url(), daemon_->admin_token());
+    int i = 0;
+    for (const char* node : {"mixed-slow-0000", "mixed-fast-0000"}) {
+      agent_tokens_[node] = AgentTokenOf(*admin_, node);
+      agents_.push_back(
+          std::make_unique<AgentProcess>(dir_ / "agents", node, "127.0.0." + std::to_string(++i)));
+      agents_.back()->Start(daemon_->url(), agent_tokens_[node]);
+    }
+    ASSERT_TRUE(WaitForNodes(2)) << Body(admin_->Get("/v1/nodes")).dump();
+  }
+};
+
+// hetero's move of a running preemptible job to a faster model, live on agents: its run on the
+// slow model is stopped (its process gets TERM) and it starts again on the fast one, once the
+// fast one frees; the decision log says "migrate" and which policy moved it.
+TEST_F(HeteroAgentsTest, AJobMovesToTheFasterModelOnceItFrees) {
+  auto job = [](const std::string& name, const std::string& command, json models) {
+    return json{{"name", name},
+                {"class", "batch"},
+                {"tenant", "lab"},
+                {"preemptible", true},
+                {"runtime", "10h"},
+                {"taskGroups",
+                 {{{"name", "w"},
+                   {"count", 1},
+                   {"cpu", 1},
+                   {"memory", "1Gi"},
+                   {"devices", {{"count", 1}, {"models", models}}}}}},
+                {"command", command}};
+  };
+  const int64_t blocker = Submit(job("blocker", "sleep 2", {"V100"}));
+  ASSERT_EQ(WaitForState(blocker, "running")["state"], "running");
+  const int64_t mover =
+      Submit(job("mover", "echo start node=$TESSERA_NODE restart=$TESSERA_RESTART_COUNT; sleep 600",
+                 {{{"model", "V100"}, {"speed", 1}}, {{"model", "K80"}, {"speed", 0.25}}}));
+  json first = WaitForState(mover, "running");
+  ASSERT_EQ(first["state"], "running") << first.dump();
+  EXPECT_EQ(first["placement"][0]["node"], "mixed-slow-0000") << first.dump();
+  json moved = WaitFor(mover, [](const json& j) {
+    return j["restarts"] == 1 && j["state"] == "running" &&
+           j["placement"][0]["node"] == "mixed-fast-0000";
+  });
+  ASSERT_EQ(moved["restarts"], 1) << moved.dump() << daemon_->log();
+  EXPECT_EQ(moved["placement"][0]["node"], "mixed-fast-0000") << moved.dump();
+  EXPECT_EQ(WaitForState(blocker, "succeeded")["state"], "succeeded");
+  // Its task runs on the fast node's agent now, as its second run; none is left on the slow one.
+  std::string log;
+  for (int i = 0; i < 100 && log.find("restart=1") == std::string::npos; ++i) {
+    log = Cli("logs mover");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_NE(log.find("start node=mixed-fast-0000 restart=1"), std::string::npos) << log;
+  json slow;
+  for (int i = 0; i < 100; ++i) {
+    slow = Body(admin_->Get("/v1/nodes/mixed-slow-0000"));
+    if (slow["agent"].is_object() && slow["agent"]["tasks"] == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(slow["agent"]["tasks"], 0) << slow.dump();
+  json explained = Body(admin_->Get("/v1/jobs/mover/explain"));
+  std::vector<std::string> kinds;
+  for (const json& d : explained["decisions"]) {
+    kinds.push_back(d["kind"]);
+    if (d["kind"] == "migrate") {
+      EXPECT_EQ(d["reason"], "faster-model:V100 x4.00");
+      EXPECT_EQ(d["detail"]["policy"], "hetero");
+    }
+  }
+  EXPECT_EQ(kinds, (std::vector<std::string>{"start", "migrate", "start"})) << explained.dump();
 }
 
 TEST_F(AgentsTest, TheExampleJobsRunAsProcessesWithTheirDevicesAndPeers) {

@@ -29,10 +29,29 @@ using testing::Http;
 using testing::RunTessera;
 using testing::SlurmCluster;
 
+// Cluster east of `slurm`'s two nodes: slow K80s on the first, fast V100s on the second,
+// under the hetero policy.
+std::string HeteroFleet(const SlurmCluster& slurm) {
+  return "deviceModels:\n"
+         "  - {name: K80, kind: gpu, vendor: nvidia, memory: 12Gi}\n"
+         "  - {name: V100, kind: gpu, vendor: nvidia, memory: 32Gi}\n"
+         "regions:\n  - name: east\n"
+         "clusters:\n  - name: east\n    region: east\n    backend: slurm\n"
+         "    backendOptions: {slurmConf: " +
+         slurm.conf() + ", workDir: " + (slurm.dir() / "work").string() +
+         "}\n"
+         "    nodes:\n"
+         "      - {name: east-gpu-0000, cpu: 2, memory: 1000Mi, devices: {model: K80, count: 2}}\n"
+         "      - {name: east-gpu-0001, cpu: 2, memory: 1000Mi, devices: {model: V100, count: 2}}\n"
+         "tenants:\n  - name: lab\n"
+         "scheduler: {ordering: hetero}\n";
+}
+
 class SlurmTest : public ::testing::Test {
  protected:
-  // `clusters`: how many of east and west (1 = east only).
-  void Start(int clusters) {
+  // `clusters`: how many of east and west (1 = east only). `hetero`: east only, its first node
+  // of slow K80s and its second of fast V100s, under the hetero policy.
+  void Start(int clusters, bool hetero = false) {
     dir_ = FreshDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
     const int base = testing::SlurmPortBase();
     const char* names[] = {"east", "west"};
@@ -47,27 +66,31 @@ class SlurmTest : public ::testing::Test {
     }
     std::filesystem::create_directories(dir_ / "config");
     std::ofstream f(dir_ / "config" / "fleet.yaml");
-    f << "deviceModels:\n"
-         "  - {name: L4, kind: gpu, vendor: nvidia, memory: 24Gi}\n"
-         "regions:\n";
-    for (int i = 0; i < clusters; ++i)
-      f << "  - name: " << names[i] << "\n";
-    f << "clusters:\n";
-    for (int i = 0; i < clusters; ++i) {
-      f << "  - name: " << names[i] << "\n    region: " << names[i]
-        << "\n    backend: slurm\n    backendOptions: {slurmConf: " << slurm_[i]->conf()
-        << ", workDir: " << (slurm_[i]->dir() / "work").string() << "}\n"
-        << "    nodeGroups:\n"
-           "      - {name: gpu, count: 2, cpu: 2, memory: 1000Mi, devices: {model: L4, count: "
-           "2}}\n";
+    if (hetero) {
+      f << HeteroFleet(*slurm_[0]);
+    } else {
+      f << "deviceModels:\n"
+           "  - {name: L4, kind: gpu, vendor: nvidia, memory: 24Gi}\n"
+           "regions:\n";
+      for (int i = 0; i < clusters; ++i)
+        f << "  - name: " << names[i] << "\n";
+      f << "clusters:\n";
+      for (int i = 0; i < clusters; ++i) {
+        f << "  - name: " << names[i] << "\n    region: " << names[i]
+          << "\n    backend: slurm\n    backendOptions: {slurmConf: " << slurm_[i]->conf()
+          << ", workDir: " << (slurm_[i]->dir() / "work").string() << "}\n"
+          << "    nodeGroups:\n"
+             "      - {name: gpu, count: 2, cpu: 2, memory: 1000Mi, devices: {model: L4, count: "
+             "2}}\n";
+      }
+      f << "tenants:\n  - name: lab\n"
+           "policies:\n"
+           "  - name: high-preempts-batch\n"
+           "    kind: preemption\n"
+           "    match: {minPriority: high}\n"
+           "    victimClasses: [batch]\n"
+           "    gracePeriod: 2s\n";
     }
-    f << "tenants:\n  - name: lab\n"
-         "policies:\n"
-         "  - name: high-preempts-batch\n"
-         "    kind: preemption\n"
-         "    match: {minPriority: high}\n"
-         "    victimClasses: [batch]\n"
-         "    gracePeriod: 2s\n";
     f.close();
     daemon_ = std::make_unique<DaemonProcess>(dir_ / "daemon", (dir_ / "config").string());
     ASSERT_TRUE(daemon_->Start()) << daemon_->log();
@@ -228,6 +251,49 @@ TEST_F(SlurmTest, APreemptedBatchJobGetsTermFirstAndCompletesLater) {
   EXPECT_NE(LogOf(v, 0, 1).find("up restart=1"), std::string::npos) << LogOf(v, 0, 1);
   json why = Body(admin_->Get("/v1/jobs/" + std::to_string(v) + "/explain"));
   EXPECT_NE(why["decisions"].dump().find("preempt"), std::string::npos) << why.dump();
+}
+
+// hetero's move to a faster model through Slurm: the job's allocation on the slow node gets
+// TERM (scancel) and a new one on the fast node, once the fast one frees.
+TEST_F(SlurmTest, HeteroMovesARunningJobToTheFasterModelOnceItFrees) {
+  Start(1, /*hetero=*/true);
+  json blocker = Job("blocker", "batch", 1, 2, "sleep 3");
+  blocker["taskGroups"][0]["devices"]["models"] = {"V100"};
+  const int64_t b = Submit(blocker);
+  ASSERT_EQ(WaitForState(b, "running")["state"], "running");
+  json mover = Job("mover", "batch", 1, 2,
+                   "trap 'echo got-term; exit 0' TERM; echo up node=$TESSERA_NODE "
+                   "restart=$TESSERA_RESTART_COUNT; while true; do sleep 0.1; done");
+  mover["taskGroups"][0]["devices"]["models"] = {{{"model", "V100"}, {"speed", 1}},
+                                                 {{"model", "K80"}, {"speed", 0.25}}};
+  mover["preemptible"] = true;
+  mover["runtime"] = "10h";
+  const int64_t m = Submit(mover);
+  json first = WaitFor("/v1/jobs/" + std::to_string(m), [](const json& j) {
+    return j["state"] == "running" && !j["placement"].empty();
+  });
+  ASSERT_EQ(first["state"], "running") << first.dump();
+  EXPECT_EQ(first["placement"][0]["node"], "east-gpu-0000") << first.dump();
+  json moved = WaitFor("/v1/jobs/" + std::to_string(m), [](const json& j) {
+    return j["restarts"] == 1 && j["state"] == "running" && !j["placement"].empty() &&
+           j["placement"][0]["node"] == "east-gpu-0001";
+  });
+  ASSERT_EQ(moved["restarts"], 1) << moved.dump() << daemon_->log();
+  std::string second;
+  for (int i = 0; i < 300 && second.find("up") == std::string::npos; ++i) {
+    second = LogOf(m, 0, 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_NE(second.find("up node=east-gpu-0001 restart=1"), std::string::npos) << second;
+  std::string first_log;
+  for (int i = 0; i < 300 && first_log.find("got-term") == std::string::npos; ++i) {
+    first_log = LogOf(m, 0, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_NE(first_log.find("got-term"), std::string::npos) << first_log;
+  json why = Body(admin_->Get("/v1/jobs/" + std::to_string(m) + "/explain"));
+  EXPECT_NE(why["decisions"].dump().find(R"("kind":"migrate")"), std::string::npos) << why.dump();
+  EXPECT_NE(why["decisions"].dump().find("faster-model:V100"), std::string::npos) << why.dump();
 }
 
 TEST_F(SlurmTest, ADaemonKilledWhileSlurmRunsItsJobsAdoptsThem) {

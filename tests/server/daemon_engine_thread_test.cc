@@ -15,6 +15,7 @@
 #include "daemon_fixture.h"
 #include "server/daemon.h"
 #include "store/memory_store.h"
+#include "testutil/two_speed_fleet.h"
 
 namespace tessera {
 namespace {
@@ -167,23 +168,7 @@ TEST_F(DaemonEngineThread, TheCommandLinesSchedulerTakesThePlaceOfTheSections) {
 // moves to the fast one once it frees (its run stops and starts again there), logged as a
 // migration by the policy that made it.
 TEST_F(DaemonEngineThread, HeteroMovesARunningJobToAFasterModelOnceItFrees) {
-  std::ofstream(dir_ / "fleet.yaml", std::ios::trunc) << R"(deviceModels:
-  - {name: K80, kind: gpu, vendor: nvidia, memory: 12Gi}
-  - {name: V100, kind: gpu, vendor: nvidia, memory: 32Gi}
-regions:
-  - name: lab
-clusters:
-  - name: emu
-    region: lab
-    tier: dedicated
-    backend: emulated
-    nodeGroups:
-      - {name: slow, count: 1, cpu: 8, memory: 32Gi, devices: {model: K80, count: 1}}
-      - {name: fast, count: 1, cpu: 8, memory: 32Gi, devices: {model: V100, count: 1}}
-tenants:
-  - name: lab
-scheduler: {ordering: hetero}
-)";
+  std::ofstream(dir_ / "fleet.yaml", std::ios::trunc) << testing::TwoSpeedFleet("emu", "emulated");
   StartDaemon({});
   ASSERT_EQ(daemon_->scheduler().ordering, "hetero");
   auto job = [](const std::string& name, const std::string& runtime, const std::string& models) {
