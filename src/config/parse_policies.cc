@@ -83,7 +83,11 @@ void ParseConstrain(YamlMap& m, size_t pi) {
 void ParseWeights(YamlMap& m, size_t pi) {
   WeightsRule r;
   r.placement = m.Enum("placement", BuiltinScorerNames()).value_or("");
-  r.fragmentation = m.MilliValue("fragmentation").value_or(r.fragmentation);
+  if (m.Node("fragmentation", Need::kOptional)) {
+    m.ErrorAt("fragmentation",
+              "fragmentation is not a weight: a fragmentation-aware scorer (placement: tessera or "
+              "fgd) weighs it");
+  }
   r.locality = m.MilliValue("locality").value_or(r.locality);
   r.cost = m.MilliValue("cost").value_or(r.cost);
   r.speed = m.MilliValue("speed").value_or(r.speed);

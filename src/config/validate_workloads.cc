@@ -145,7 +145,23 @@ void CheckGangTopology(SpecBuilder& b, const Job& job, const std::string& path) 
 
 }  // namespace
 
+// FGD scores against the workload the configuration declares (its jobs and services): without
+// any, a scheduler or weights rule naming it has nothing to score against.
+void CheckFgdTarget(SpecBuilder& b) {
+  if (!b.spec.jobs.empty() || !b.spec.services.empty()) return;
+  const std::string why =
+      "fgd scores against the typical jobs the configuration declares (jobs, services), and it "
+      "declares none: declare some, or name another scorer";
+  if (b.spec.scheduler.placement == "fgd") b.ErrorAt("scheduler.placement", why);
+  for (size_t i = 0; i < b.spec.policies.size(); ++i) {
+    const WeightsRule* w = std::get_if<WeightsRule>(&b.spec.policies[i].body);
+    if (w != nullptr && w->placement == "fgd")
+      b.ErrorAt("policies[" + std::to_string(i) + "].placement", why);
+  }
+}
+
 void ValidateWorkloads(SpecBuilder& b) {
+  CheckFgdTarget(b);
   const Spec& s = b.fleet();
   for (size_t i = 0; i < b.spec.jobs.size(); ++i) {
     const Job& j = b.spec.jobs[i];

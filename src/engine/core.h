@@ -25,11 +25,18 @@ struct EngineChoice {
   std::string replica_separator = "-r";   // replicas are named SERVICE-rN
 };
 
+// The scorers of the weights rules: those made for them, and the engine's map of every name.
+struct RuleScorerSet {
+  std::vector<std::unique_ptr<Scorer>> owned;
+  RuleScorers map;
+};
+
 struct EngineCore {
   std::shared_ptr<const Spec> spec;
   EngineChoice choice;    // what it was built with
   TargetWorkload target;  // FGD's target: the configuration's declared jobs
   std::unique_ptr<Scorer> scorer;
+  RuleScorerSet rule_scorers;  // the weights rules' beside the scheduler's
   std::unique_ptr<OrderingPolicy> ordering;
   std::unique_ptr<Engine> engine;
   std::unique_ptr<ServiceDriver> services;  // the services' replicas on this engine, from `now`
@@ -38,6 +45,12 @@ struct EngineCore {
 // `base` with the policy and scorer `settings` name (the defaults where it names none).
 // Errors: an unknown policy.
 Result<EngineChoice> ChoiceFor(const SchedulerSettings& settings, EngineChoice base = {});
+
+// The scorers `spec`'s weights rules name (`placement`), made by `scorers` in `ctx`; a name
+// equal to `main_name` is `main` itself. Errors: an unknown scorer.
+Result<RuleScorerSet> MakeRuleScorers(const Spec& spec, const ScorerRegistry& scorers,
+                                      const ScorerContext& ctx, std::string_view main_name,
+                                      Scorer& main);
 
 // Errors: an unknown scorer or ordering, a fleet the cell cannot be built from.
 Status MakeEngineCore(EngineCore& core, std::shared_ptr<const Spec> spec,

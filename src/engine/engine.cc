@@ -14,7 +14,8 @@
 namespace tessera {
 
 Engine::Engine(const Spec& spec, CellState cell, Scorer& scorer, const OrderingPolicy& ordering,
-               Store& store, Backend& backend, const Clock& clock, Rng& rng, EngineOptions options)
+               Store& store, Backend& backend, const Clock& clock, Rng& rng, EngineOptions options,
+               const RuleScorers& rule_scorers)
     : spec_(spec),
       cell_(std::move(cell)),
       filters_(MakeScopedFilters(scopes_)),
@@ -31,6 +32,10 @@ Engine::Engine(const Spec& spec, CellState cell, Scorer& scorer, const OrderingP
       holds_(spec, cell_),
       spread_(cell_, spec.clusters.size()) {
   placer_.set_explain(options_.explain);
+  for (const auto& [name, rule_scorer] : rule_scorers) {
+    auto& p = rule_placers_[name] = std::make_unique<Placer>(*rule_scorer, filters_);
+    p->set_explain(options_.explain);
+  }
   node_up_.assign(cell_.node_count(), true);
   free_by_model_.assign(cell_.model_count(), 0);
   allocated_by_model_.assign(cell_.model_count(), 0);

@@ -87,11 +87,17 @@ struct EngineCounters {
   uint64_t migrations = 0;  // runs moved to faster device models (heterogeneity-aware)
 };
 
+// The scorers the configuration's weights rules name (`placement`), by name: a job that such a
+// rule matches first is placed by that scorer, every other by the engine's own. A name not
+// here is placed by the engine's own (MakeEngineCore provides every name the rules use).
+using RuleScorers = std::map<std::string, Scorer*, std::less<>>;
+
 class Engine final : public EventSink {
  public:
   // The cell must have been built from `spec` (node indices = the spec's nodes).
   Engine(const Spec& spec, CellState cell, Scorer& scorer, const OrderingPolicy& ordering,
-         Store& store, Backend& backend, const Clock& clock, Rng& rng, EngineOptions options = {});
+         Store& store, Backend& backend, const Clock& clock, Rng& rng, EngineOptions options = {},
+         const RuleScorers& rule_scorers = {});
   ~Engine() override;
 
   // Accepts a job; it enters the queue at `at` (>= now). Returns its id.
@@ -312,6 +318,10 @@ class Engine final : public EventSink {
   ConstraintsTable constraints_;  // equal constraints, one copy shared by their jobs
   FilterChain filters_;
   Placer placer_;
+  // The weights rules' scorers' placers, by scorer name (RuleScorers).
+  std::map<std::string, std::unique_ptr<Placer>, std::less<>> rule_placers_;
+  // The placer of a compiled job: its weights rule's scorer's, else the engine's.
+  Placer& PlacerFor(const Compiled& c);
   // The global layer's view: one summary per cluster, used and kept current (by AdjustFree
   // and node events) only when the fleet has more than one cluster with nodes.
   ClusterSummaries summaries_;

@@ -48,7 +48,7 @@ void Engine::MigrateToFasterModels(CycleState& cs) {
       quotas_.Charge(j.job.tenant, held);
       if (!v.ok) continue;
       ++counters_.placements_tried;
-      GangResult r = PlaceGang(cell_, placer_, Variant(c, ModelMask{1} << m), &rng_);
+      GangResult r = PlaceGang(cell_, PlacerFor(c), Variant(c, ModelMask{1} << m), &rng_);
       if (r.outcome != PlaceOutcome::kPlaced) continue;
       char ratio[32];
       std::snprintf(ratio, sizeof ratio, " x%.2f",

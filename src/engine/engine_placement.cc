@@ -463,10 +463,16 @@ GangResult Engine::PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask
 GangResult Engine::PlaceSpread(const Compiled& c, const GangRequest& gang,
                                std::optional<uint32_t> cluster) {
   if (!c.spread_group || spread_.running(*c.spread_group) == 0)
-    return PlaceGang(cell_, placer_, gang, &rng_);
+    return PlaceGang(cell_, PlacerFor(c), gang, &rng_);
   GangRequest spread = gang;
   spread.prefer_within = spread_.Tiers(*c.spread_group, cluster);
-  return PlaceGang(cell_, placer_, spread, &rng_);
+  return PlaceGang(cell_, PlacerFor(c), spread, &rng_);
+}
+
+Placer& Engine::PlacerFor(const Compiled& c) {
+  if (c.placement.empty()) return placer_;
+  auto it = rule_placers_.find(c.placement);
+  return it == rule_placers_.end() ? placer_ : *it->second;
 }
 
 std::optional<Reservation> Engine::ComputeReservation(const JobRecord& head, TimeMs now) const {

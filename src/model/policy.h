@@ -38,10 +38,10 @@ struct ConstrainRule {
   std::vector<ClusterTier> tier_order;  // e.g. dedicated, shared (elastic excluded)
 };
 
-// Placement weights for the scorers (milli). The scorer plug-in is named by `placement`.
+// Weights of the cluster choice (milli), and the node-level scorer of the jobs the rule
+// matches (`placement`).
 struct WeightsRule {
-  std::string placement;  // a registered scorer name; "" = the default
-  Milli fragmentation = 1000;
+  std::string placement;  // a built-in scorer's name; "" = the scheduler's
   Milli locality = 1000;
   Milli cost = 1000;
   Milli speed = 1000;

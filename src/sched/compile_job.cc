@@ -102,10 +102,15 @@ CompiledJob CompileJob(const Job& job, JobId id, const JobStanding& standing,
   CheckLimits(standing, tables, c);
   if (tables.summaries != nullptr) CompileGlobal(job, std::move(constraints), tables, c);
   c.holds = standing.holds;
-  if (standing.service_group) {
-    std::vector<const PolicyRule*> weights = MatchingRules(tables.spec, RuleKind::kWeights, job);
-    if (weights.empty() || std::get<WeightsRule>(weights.front()->body).spread > 0)
-      c.spread_group = standing.service_group;
+  std::vector<const PolicyRule*> weights = MatchingRules(tables.spec, RuleKind::kWeights, job);
+  const WeightsRule* w = weights.empty() ? nullptr : &std::get<WeightsRule>(weights.front()->body);
+  if (standing.service_group && (w == nullptr || w->spread > 0))
+    c.spread_group = standing.service_group;
+  if (w != nullptr && !w->placement.empty()) {
+    c.placement = w->placement;
+    // Another scorer: other placement chances than the same job's under the scheduler's.
+    c.signature.push_back(static_cast<uint32_t>(weights.front() - tables.spec.policies.data()));
+    c.signature.push_back(0xffffffffu);
   }
   std::vector<const PolicyRule*> idle = MatchingRules(tables.spec, RuleKind::kIdleReclaim, job);
   if (!idle.empty()) c.idle = idle.front();

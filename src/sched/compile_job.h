@@ -44,6 +44,8 @@ struct CompiledJob {
   Milli pressure_share = 0;
   // A service replica's group in the replica spread, unless its weights rule sets spread to 0.
   std::optional<uint32_t> spread_group;
+  // The scorer its weights rule names (the first that matches); "" = the scheduler's.
+  std::string placement;
   // Set when the job exceeds its tenant's limit on every model it accepts (limits are
   // static): why it can never be admitted.
   std::string over_limit;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 
+#include "engine/core.h"
 #include "engine/drive.h"
 #include "engine/engine.h"
 #include "sched/fragmentation.h"
@@ -213,6 +214,9 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
   ScorerContext ctx{&target};
   auto scorer = scorers.Create(options.placement, ctx);
   if (!scorer.ok()) return scorer.status();
+  // The weights rules' scorers, as the daemon's engine has them (engine/core.h).
+  auto rule_scorers = MakeRuleScorers(spec, scorers, ctx, options.placement, **scorer);
+  if (!rule_scorers.ok()) return rule_scorers.status();
   auto cell = CellState::FromSpec(spec);
   if (!cell.ok()) return cell.status();
 
@@ -223,7 +227,8 @@ Result<SimOutcome> RunSimulation(const Spec& spec, const Workload& workload,
   SimBackend backend(spec, *cell, forward);  // rebound to the engine's cell below
   EngineOptions eo;
   eo.backfill = policy.backfill;
-  Engine engine(spec, std::move(*cell), **scorer, **ordering, store, backend, clock, rng, eo);
+  Engine engine(spec, std::move(*cell), **scorer, **ordering, store, backend, clock, rng, eo,
+                rule_scorers->map);
   forward.engine = &engine;
   backend.SetCell(&engine.cell());
   FailureInjector failures(options.failures, engine.cell(), options.seed ^ 0x9e3779b97f4a7c15ULL);

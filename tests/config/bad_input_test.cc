@@ -629,6 +629,24 @@ regions:
      1, "case.yaml:4:16: policies[0].placement",
      "expected one of random, first-fit, best-fit, dot-product, gpu-packing, gpu-clustering, fgd, "
      "tessera, got \"best-fitt\" (did you mean \"best-fit\"?)"},
+    {"policy_weights_fragmentation", R"Y(policies:
+  - name: p1
+    kind: weights
+    fragmentation: 2
+)Y",
+     1, "case.yaml:4:20: policies[0].fragmentation",
+     "fragmentation is not a weight: a fragmentation-aware scorer"},
+    {"policy_weights_fgd_without_jobs", R"Y(policies:
+  - name: p1
+    kind: weights
+    placement: fgd
+)Y",
+     1, "case.yaml:4:16: policies[0].placement",
+     "fgd scores against the typical jobs the configuration declares"},
+    {"scheduler_fgd_without_jobs", R"Y(scheduler: {placement: fgd}
+)Y",
+     1, "case.yaml:1:24: scheduler.placement",
+     "fgd scores against the typical jobs the configuration declares"},
     {"scheduler_unknown_policy", R"Y(scheduler:
   ordering: lass
 )Y",
