@@ -322,6 +322,9 @@ class Engine final : public EventSink {
   std::map<std::string, std::unique_ptr<Placer>, std::less<>> rule_placers_;
   // The placer of a compiled job: its weights rule's scorer's, else the engine's.
   Placer& PlacerFor(const Compiled& c);
+  // A service replica's constraints with the clusters outside its siblings' region excluded,
+  // when a rule says crossRegion: false and siblings run; null otherwise.
+  std::shared_ptr<const JobConstraints> ReplicaRegion(const Compiled& c) const;
   // The global layer's view: one summary per cluster, used and kept current (by AdjustFree
   // and node events) only when the fleet has more than one cluster with nodes.
   ClusterSummaries summaries_;

@@ -412,13 +412,41 @@ std::string Engine::BurstWhy(const JobRecord& j, const Compiled& c, TimeMs now) 
          FormatDuration(rule.after) + ", rule " + c.burst->name + ")";
 }
 
+std::shared_ptr<const JobConstraints> Engine::ReplicaRegion(const Compiled& c) const {
+  const JobConstraints& k = *c.global->constraints;
+  if (k.cross_region || !c.spread_group || spread_.running(*c.spread_group) == 0) return nullptr;
+  // The region where most of its siblings run (the first's, while they all are in one).
+  std::vector<int32_t> by_region(spec_.regions.size(), 0);
+  const std::vector<int32_t>& by_cluster = spread_.by_cluster(*c.spread_group);
+  for (size_t cl = 0; cl < by_cluster.size(); ++cl)
+    by_region[spec_.clusters[cl].region.value()] += by_cluster[cl];
+  const size_t home =
+      static_cast<size_t>(std::max_element(by_region.begin(), by_region.end()) - by_region.begin());
+  auto kept = std::make_shared<JobConstraints>(k);
+  for (size_t cl = 0; cl < spec_.clusters.size(); ++cl) {
+    if (spec_.clusters[cl].region.value() == home || kept->verdicts[cl]) continue;
+    kept->verdicts[cl] = Reason::kRegionNotAllowed;
+    kept->excluded_by[cl] =
+        "crossRegion: false; its service's replicas run in " + spec_.regions[home].name;
+  }
+  return kept;
+}
+
 GangResult Engine::PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask, CycleState& cs,
                                        const char* why_mask) {
   if (!c.global) return PlaceSpread(c, Variant(c, mask), std::nullopt);
   const std::vector<bool> blocked = BurstBlocks(j, c, cs.now);
+  // A replica under crossRegion: false stays in the region of its siblings.
+  const GlobalRequest* request = &*c.global;
+  GlobalRequest in_region;
+  if (std::shared_ptr<const JobConstraints> kept = ReplicaRegion(c)) {
+    in_region = *c.global;
+    in_region.constraints = std::move(kept);
+    request = &in_region;
+  }
   static const std::vector<int32_t> kNoSiblings;
   GlobalChoice choice =
-      ChooseClusters(spec_, summaries_, *c.global, mask, blocked,
+      ChooseClusters(spec_, summaries_, *request, mask, blocked,
                      c.spread_group ? spread_.by_cluster(*c.spread_group) : kNoSiblings);
   if (why_mask != nullptr) choice.why_only = why_mask;
   std::string fell_back;
@@ -426,7 +454,7 @@ GangResult Engine::PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask
     ModelMask models = c.mask == 0 ? mask : s.models & mask;
     GangResult r = PlaceSpread(c, Variant(c, models, ClusterScope(s.cluster)), s.cluster);
     if (r.outcome == PlaceOutcome::kPlaced) {
-      j.where = DescribeChoice(spec_, *c.global, choice, s.cluster,
+      j.where = DescribeChoice(spec_, *request, choice, s.cluster,
                                AnyBlocked(choice) ? BurstWhy(j, c, cs.now) : std::string());
       j.where += fell_back;
       return r;
@@ -440,7 +468,7 @@ GangResult Engine::PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask
   // should every summary have undersold its cluster). Elastic clusters closed to it now stay
   // out; a job that could burst later is not infeasible.
   bool elastic_closed = false;
-  ScopeTable::Verdicts verdicts = c.global->constraints->verdicts;
+  ScopeTable::Verdicts verdicts = request->constraints->verdicts;
   for (size_t cl = 0; cl < blocked.size(); ++cl) {
     if (!blocked[cl] || verdicts[cl]) continue;
     verdicts[cl] = Reason::kLaterPreference;
@@ -452,9 +480,12 @@ GangResult Engine::PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask
               " (no candidate by the summaries; placed over the job's scope)" + fell_back;
     return r;
   }
-  if (r.outcome == PlaceOutcome::kInfeasible && elastic_closed) r.outcome = PlaceOutcome::kPending;
+  // Closed for now (elastic clusters before the burst wait, the other regions while the
+  // siblings run there): pending, not infeasible.
+  if (r.outcome == PlaceOutcome::kInfeasible && (elastic_closed || request != &*c.global))
+    r.outcome = PlaceOutcome::kPending;
   r.detail += (r.detail.empty() ? "" : "; ") + std::string("clusters: ") +
-              DescribePassed(spec_, *c.global, choice,
+              DescribePassed(spec_, *request, choice,
                              AnyBlocked(choice) ? BurstWhy(j, c, cs.now) : std::string()) +
               fell_back;
   return r;

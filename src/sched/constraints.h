@@ -12,8 +12,8 @@
 //     one every elastic cluster is out (TierNotAllowed), with one those it does not name
 //     (ClusterNotAllowed); when the job has waited long enough is the engine's call;
 //   * allowed device models — the job's own model list, already part of its TaskShape.
-// `crossRegion: false` needs nothing here for a job (a gang never spans clusters); the
-// caller keeps a service's replicas in the region of its first.
+// `crossRegion: false` needs nothing here for a job (a gang never spans clusters); the engine
+// keeps a service's replicas in the region of their siblings (Engine::ReplicaRegion).
 //
 // Preference order: tiers in the rules' order (dedicated, shared, elastic when none is
 // given), and within a tier the device models by the job's speed on them — its own model

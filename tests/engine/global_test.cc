@@ -89,6 +89,10 @@ policies:
     after: 10m
     budgetPerDay: 100000
     clusters: [cloud]
+  - name: regional-stays
+    kind: constrain
+    match: {labels: {tessera.io/service: regional}}
+    crossRegion: false
   - name: spread-only
     kind: weights
     match: {labels: {tessera.io/service: web}}
@@ -121,6 +125,17 @@ class GlobalLayer : public ::testing::Test {
     for (const Decision& d : h.store.decisions())
       if (d.job == id && d.kind == DecisionKind::kStart) where = d.where;
     return where;
+  }
+  // Replica `i` of `service`: a one-device inference job of tenant t, submitted and scheduled
+  // at `at`.
+  JobId Replica(const std::string& service, int i, TimeMs at) {
+    Job j = G1Job(service + "/r" + std::to_string(i), 1);
+    j.job_class = WorkloadClass::kInference;
+    j.gang = {};
+    j.labels[kServiceLabel] = service;
+    JobId id = h.Submit(j, at);
+    h.RunUntil(at);
+    return id;
   }
   // Fills a cluster with one-device jobs of tenant t, pinned there by the pin-* rules.
   void Fill(const std::string& cluster, int32_t devices, TimeMs at) {
@@ -317,21 +332,30 @@ TEST_F(GlobalLayer, AServicesReplicasSpreadOverClustersOfTheSameTier) {
   // -1 (all the service's replicas are there; score 1 - 0.1 - 1): the second takes east-ded. The
   // third finds one replica in each, and price decides again. Plain jobs with the same weights
   // would all go west: the cost term alone decides for them.
-  auto replica = [&](int i, TimeMs at) {
-    Job j = G1Job("web/r" + std::to_string(i), 1);
-    j.job_class = WorkloadClass::kInference;
-    j.gang = {};
-    j.labels[kServiceLabel] = "web";
-    JobId id = h.Submit(j, at);
-    h.RunUntil(at);
-    return id;
-  };
-  JobId a = replica(0, 0), b = replica(1, kSec), c = replica(2, 2 * kSec);
+  JobId a = Replica("web", 0, 0), b = Replica("web", 1, kSec), c = Replica("web", 2, 2 * kSec);
   EXPECT_EQ(ClusterOf(a), "west-ded") << WhereOf(a);
   EXPECT_EQ(ClusterOf(b), "east-ded") << WhereOf(b);
   EXPECT_NE(WhereOf(b).find("spread 0.00)"), std::string::npos) << WhereOf(b);
   EXPECT_NE(WhereOf(b).find("other candidates: west-ded -0.10"), std::string::npos) << WhereOf(b);
   EXPECT_EQ(ClusterOf(c), "west-ded") << WhereOf(c);
+}
+
+TEST_F(GlobalLayer, CrossRegionFalseKeepsAServicesReplicasInTheRegionOfTheFirst) {
+  // Service regional (rule regional-stays: crossRegion false). Its first replica takes
+  // west-ded, the cheapest; the spread would send the second east, as web's second goes, but
+  // the rule keeps it in west; with west full the third waits rather than cross.
+  JobId a = Replica("regional", 0, 0), b = Replica("regional", 1, kSec);
+  EXPECT_EQ(ClusterOf(a), "west-ded") << WhereOf(a);
+  EXPECT_EQ(ClusterOf(b), "west-ded") << WhereOf(b);
+  EXPECT_NE(WhereOf(b).find("east-ded: RegionNotAllowed (crossRegion: false; its service's "
+                            "replicas run in west)"),
+            std::string::npos)
+      << WhereOf(b);
+  Fill("west-ded", 6, 2 * kSec);
+  JobId c = Replica("regional", 2, 3 * kSec);
+  const JobRecord& waiting = h.engine->job(c);
+  EXPECT_EQ(waiting.state, JobState::kPending) << ClusterOf(c) << " " << WhereOf(c);
+  EXPECT_NE(waiting.detail.find("crossRegion: false"), std::string::npos) << waiting.detail;
 }
 
 TEST_F(GlobalLayer, APendingJobSeesHowMuchOthersQueueForTheClustersItWaitsOn) {
