@@ -58,8 +58,9 @@ void CheckLimits(const JobStanding& standing, const CompileTables& t, CompiledJo
 // On several clusters: the global layer's request, the (cluster, model) pairs the job's
 // demand presses on, and its burst rule.
 void CompileGlobal(const Job& job, std::shared_ptr<const JobConstraints> constraints,
-                   const CompileTables& t, CompiledJob& c) {
-  c.global = MakeGlobalRequest(t.spec, *t.paths, job, std::move(constraints), c.mask, c.mask == 0);
+                   const WeightsRule* weights, const CompileTables& t, CompiledJob& c) {
+  c.global = MakeGlobalRequest(t.spec, *t.paths, job, std::move(constraints), c.mask, c.mask == 0,
+                               weights);
   const JobConstraints& k = *c.global->constraints;
   for (uint32_t cl = 0; cl < t.spec.clusters.size() && c.mask != 0; ++cl) {
     if (!k.allows(ClusterId(cl)) || std::find(k.tier_order.begin(), k.tier_order.end(),
@@ -100,10 +101,12 @@ CompiledJob CompileJob(const Job& job, JobId id, const JobStanding& standing,
   }
   RankModels(job, tables, c);
   CheckLimits(standing, tables, c);
-  if (tables.summaries != nullptr) CompileGlobal(job, std::move(constraints), tables, c);
-  c.holds = standing.holds;
+  // The job's weights rule, the first that matches: the global layer's weights, the replica
+  // spread and the scorer.
   std::vector<const PolicyRule*> weights = MatchingRules(tables.spec, RuleKind::kWeights, job);
   const WeightsRule* w = weights.empty() ? nullptr : &std::get<WeightsRule>(weights.front()->body);
+  if (tables.summaries != nullptr) CompileGlobal(job, std::move(constraints), w, tables, c);
+  c.holds = standing.holds;
   if (standing.service_group && (w == nullptr || w->spread > 0))
     c.spread_group = standing.service_group;
   if (w != nullptr && !w->placement.empty()) {

@@ -8,8 +8,6 @@
 #include <optional>
 #include <tuple>
 
-#include "sched/policy_match.h"
-
 namespace tessera {
 namespace {
 
@@ -144,7 +142,7 @@ void AppendPassed(std::string& out, const Spec& spec, const GlobalRequest& reque
 
 GlobalRequest MakeGlobalRequest(const Spec& spec, const RegionPaths& paths, const Job& job,
                                 std::shared_ptr<const JobConstraints> constraints,
-                                ModelMask accepted, bool cpu_only) {
+                                ModelMask accepted, bool cpu_only, const WeightsRule* weights) {
   GlobalRequest r;
   r.constraints = std::move(constraints);
   if (!cpu_only) r.model_steps = ModelPreference(spec, job, accepted);
@@ -166,9 +164,8 @@ GlobalRequest MakeGlobalRequest(const Spec& spec, const RegionPaths& paths, cons
       r.transfer[c] += near ? near->transfer_time : 24 * 3600 * 1000;
     }
   }
-  std::vector<const PolicyRule*> weights = MatchingRules(spec, RuleKind::kWeights, job);
-  if (!weights.empty()) {
-    const auto& w = std::get<WeightsRule>(weights.front()->body);
+  if (weights != nullptr) {
+    const WeightsRule& w = *weights;
     r.w_speed = static_cast<double>(w.speed) / 1000.0;
     r.w_cost = static_cast<double>(w.cost) / 1000.0;
     r.w_locality = static_cast<double>(w.locality) / 1000.0;

@@ -54,9 +54,10 @@ struct GlobalRequest {
   Milli pressure_share = 0;
 };
 
+// `weights`: the job's weights rule (the first that matches), null when none does.
 GlobalRequest MakeGlobalRequest(const Spec& spec, const RegionPaths& paths, const Job& job,
                                 std::shared_ptr<const JobConstraints> constraints,
-                                ModelMask accepted, bool cpu_only);
+                                ModelMask accepted, bool cpu_only, const WeightsRule* weights);
 
 struct ClusterScore {
   uint32_t cluster = 0;

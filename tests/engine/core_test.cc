@@ -61,27 +61,15 @@ TEST(EngineChoice, EveryNameTheConfigurationAcceptsIsRegistered) {
 // One node of 8 G1 and one of 2; tenants a and b. first-fit takes the first node with room
 // (the big one), best-fit the one it leaves least free (the small one).
 std::string TwoNodeFleet(const std::string& a_scorer, const std::string& b_scorer) {
-  return R"(deviceModels:
-  - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
-regions:
-  - name: r
-clusters:
-  - name: c
-    region: r
-    tier: dedicated
-    nodeGroups:
-      - {name: big, count: 1, cpu: 64, memory: 512Gi, devices: {model: G1, count: 8}}
-      - {name: small, count: 1, cpu: 64, memory: 512Gi, devices: {model: G1, count: 2}}
-tenants:
-  - name: a
-  - name: b
-  - name: c
-policies:
-  - {name: a-scorer, kind: weights, match: {tenants: [a]}, placement: )" +
-         a_scorer + R"(}
-  - {name: b-scorer, kind: weights, match: {tenants: [b]}, placement: )" +
-         b_scorer + R"(}
-)";
+  return testing::G1Fleet(
+      "      - {name: big, count: 1, cpu: 64, memory: 512Gi, devices: {model: G1, count: 8}}\n"
+      "      - {name: small, count: 1, cpu: 64, memory: 512Gi, devices: {model: G1, count: 2}}\n",
+      "tenants:\n  - name: a\n  - name: b\n  - name: c\npolicies:\n"
+      "  - {name: a-scorer, kind: weights, match: {tenants: [a]}, placement: " +
+          a_scorer +
+          "}\n"
+          "  - {name: b-scorer, kind: weights, match: {tenants: [b]}, placement: " +
+          b_scorer + "}\n");
 }
 
 // Where each tenant's one-device job lands under the engine MakeEngineCore builds.
