@@ -258,6 +258,7 @@ void Explain(const Common& c, const std::string& ref, const std::string& tenant,
       x.out << "\n";
     }
     if (e.contains("why_here")) x.out << "Why here: " << Str(e, "why_here") << "\n";
+    if (e.contains("deadline")) x.out << "Deadline: " << DeadlineLine(e["deadline"]) << "\n";
     if (!e["decisions"].empty()) {
       Table t({"TIME", "DECISION", "REASON", "NODES", "POLICY"});
       for (const json& d : e["decisions"]) {

@@ -55,6 +55,27 @@ std::string DecidedBy(const json& decision) {
   return policy.empty() ? "" : policy + "/" + placement;
 }
 
+std::string DeadlineLine(const json& d) {
+  const std::string state = Str(d, "state");
+  const bool start = d.contains("start_ms") && d["start_ms"].is_number_integer();
+  const bool end = d.contains("end_ms") && d["end_ms"].is_number_integer();
+  std::string line = Time(d["at_ms"]) + ", ";
+  if (state == "met" || state == "missed") {
+    line += state + (end ? ": ended " + Time(d["end_ms"]) : "");
+  } else if (state == "on-track" || state == "at-risk") {
+    line += state == "on-track" ? "on track" : "at risk";
+    if (start && end) {
+      line += ": start " + Time(d["start_ms"]) + ", end " + Time(d["end_ms"]) + " (estimated";
+      line += state == "at-risk" ? ", past it)" : ")";
+    } else if (state == "at-risk") {
+      line += ": even a start now would end past it";
+    }
+  } else {
+    line += "no estimate (no runtime, or no running job's estimate says when room frees up)";
+  }
+  return line;
+}
+
 std::string Encode(const std::string& s) {
   std::string out;
   for (unsigned char c : s) {

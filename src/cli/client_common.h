@@ -41,6 +41,10 @@ std::string Str(const nlohmann::ordered_json& j, const char* key);
 // for one no policy made (a run adopted after a restart).
 std::string DecidedBy(const nlohmann::ordered_json& decision);
 
+// An explanation's deadline as a sentence: "2026-12-10T08:00:00Z, at risk: start ..., end ...
+// (estimated, past it)".
+std::string DeadlineLine(const nlohmann::ordered_json& deadline);
+
 // Percent-encodes a path segment or query value.
 std::string Encode(const std::string& s);
 

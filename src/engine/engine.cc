@@ -405,7 +405,9 @@ void Engine::Enqueue(JobRecord& j, TimeMs now) {
     Millis after = std::get<BurstRule>(burst->body).after;
     if (after > 0) PostAt(EventKind::kTick, now + after, {}, 0);
   }
-  QueueEntry e{-j.priority, ordering_.Key(j, now), j.submitted, j.key, j.id.value()};
+  QueueEntry e{
+      -j.priority, j.job.deadline.value_or(kNever), ordering_.Key(j, now), j.submitted, j.key,
+      j.id.value()};
   queue_entry_[j.id.value()] = e;
   queues_[j.job.tenant.value()].insert(e);
   ++pending_count_;

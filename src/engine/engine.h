@@ -3,8 +3,9 @@
 // mark the engine dirty; a scheduling cycle then handles everything pending in one batch:
 //
 //   1. admission  — the tenant's quota (QuotaTracker), per device model, with borrowing;
-//   2. ordering   — priority class, hierarchical DRF across tenants, the ordering policy's
-//                   key (fifo, las, hetero), age, submission sequence;
+//   2. ordering   — priority class, hierarchical DRF across tenants, then within a
+//                   tenant's queue the earliest deadline (EDF), the ordering policy's key
+//                   (fifo, las, hetero), age, submission sequence;
 //   4. placement  — the gang placer of sched/ over the cell (all tasks or none);
 //   5. preemption — the cheapest victim set that makes room, when the job may preempt
 //                   (higher priority class, quota reclaim, or a preemptive ordering);
@@ -32,6 +33,7 @@
 
 #include "common/clock.h"
 #include "common/rng.h"
+#include "engine/deadline.h"
 #include "engine/event.h"
 #include "engine/job_record.h"
 #include "engine/job_sets.h"
@@ -138,6 +140,9 @@ class Engine final : public EventSink {
   void Reserve(size_t jobs);
 
   const JobRecord& job(JobId id) const { return jobs_[id.value()]; }
+  // How job `id` stands against its deadline at `now` (none: it has none). engine/deadline.h
+  // says what a pending job's estimate counts.
+  std::optional<DeadlineOutlook> Outlook(JobId id, TimeMs now) const;
   // In explain mode, what the placer last said of the job (null: nothing, or not in that mode).
   const PlacementExplained* explained(JobId id) const {
     auto it = explained_.find(id.value());
@@ -359,8 +364,12 @@ class Engine final : public EventSink {
   std::map<uint32_t, PlacementExplained> explained_;  // by job, in explain mode only
   // A pending job's place in its tenant's queue: priority class (higher first), the ordering
   // policy's key, submission time, submission sequence.
+  // A pending job's place in its tenant's queue: priority class, then the earliest deadline
+  // (EDF; none = kNever, after every job with one), then the ordering policy's key, age and
+  // submission sequence.
   struct QueueEntry {
     int32_t neg_priority = 0;
+    TimeMs deadline = kNever;
     int64_t key = 0;
     TimeMs submitted = 0;
     uint64_t seq = 0;

@@ -506,6 +506,40 @@ Placer& Engine::PlacerFor(const Compiled& c) {
   return it == rule_placers_.end() ? placer_ : *it->second;
 }
 
+std::optional<DeadlineOutlook> Engine::Outlook(JobId id, TimeMs now) const {
+  const JobRecord& j = jobs_[id.value()];
+  if (!j.job.deadline) return std::nullopt;
+  const TimeMs deadline = *j.job.deadline;
+  switch (j.state) {
+    case JobState::kSucceeded:
+      return DeadlineOutlook{deadline,
+                             *j.finished <= deadline ? DeadlineState::kMet : DeadlineState::kMissed,
+                             j.last_start, *j.finished};
+    case JobState::kFailed:
+      return DeadlineOutlook{deadline, DeadlineState::kMissed, j.last_start,
+                             j.finished.value_or(now)};
+    case JobState::kCancelled:
+      return DeadlineOutlook{deadline, DeadlineState::kUnknown, kNever, kNever};
+    case JobState::kPlaced:
+    case JobState::kRunning: {
+      DeadlineOutlook o{deadline, DeadlineState::kUnknown, j.last_start, j.estimated_end};
+      if (o.end != kNever)
+        o.state = o.end > deadline ? DeadlineState::kAtRisk : DeadlineState::kOnTrack;
+      return o;
+    }
+    case JobState::kPending:
+    case JobState::kAdmitted:
+      break;
+  }
+  // Waiting: it could start when enough devices of its models free up (a CPU-only job: now).
+  TimeMs start = kNever;
+  if (j.reason != PendingReason::kInfeasible) {
+    const std::optional<Reservation> r = ComputeReservation(j, now);
+    start = r ? r->shadow : now;
+  }
+  return ForecastDeadline(deadline, start, RuntimeLeft(j), now);
+}
+
 std::optional<Reservation> Engine::ComputeReservation(const JobRecord& head, TimeMs now) const {
   const ModelMask mask = compiled_[head.id.value()]->mask;
   Milli free = 0;

@@ -164,6 +164,14 @@ json ToJson(const JobExplanation& e) {
     out["why_here"] = row.detail;
     out["placement"] = PlacementView(row.placement);
   }
+  if (e.deadline) {
+    const DeadlineOutlook& d = *e.deadline;
+    auto time = [](TimeMs t) { return t == kNever ? json(nullptr) : json(t); };
+    out["deadline"] = {{"at_ms", d.deadline},
+                       {"state", DeadlineStateName(d.state)},
+                       {"start_ms", time(d.start)},
+                       {"end_ms", time(d.end)}};
+  }
   json decisions = json::array();
   for (const StoredDecision& d : e.decisions)
     decisions.push_back(ToJson(d, nullptr));

@@ -407,6 +407,10 @@ void Daemon::OnDecision(Decision d) {
   }
   if (d.kind == DecisionKind::kStart)
     c.rate = engine_->ledger().Rate(engine_->job(d.job).placements);
+  if (d.kind == DecisionKind::kFinish || d.kind == DecisionKind::kFail) {
+    if (const std::optional<TimeMs>& deadline = engine_->job(d.job).job.deadline)
+      c.deadline_met = d.kind == DecisionKind::kFinish && d.time <= *deadline;
+  }
   if (deferring_) {
     changes_.emplace_back(std::move(c));
     return;
@@ -418,6 +422,7 @@ void Daemon::OnDecision(Decision d) {
 void Daemon::ApplyDecision(const DecisionChange& d) {
   const int64_t id = book_.IdOf(d.job);
   metrics_.CountDecision(std::string(DecisionKindName(d.kind)));
+  if (d.deadline_met) metrics_.CountDeadline(*d.deadline_met);
   if (ResumedStart(d, id)) return;  // written with the restore's batch
   if (d.kind == DecisionKind::kStart)
     accounting_.Open(id, book_.row(id).tenant, d.time, d.rate, *spec_);

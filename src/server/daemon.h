@@ -333,6 +333,7 @@ class Daemon {
     int32_t restarts = 0;       // and its restarts in this process
     RunRate rate;               // kStart: what the run costs
     std::shared_ptr<const SchedulerSettings> by;  // the engine's that decided
+    std::optional<bool> deadline_met;             // kFinish, kFail of a job with a deadline
   };
   // The engine's record changed (its store port). During a cycle the change is
   // handed to the view's thread; otherwise what is pending is applied, then the change.

@@ -208,6 +208,7 @@ Result<JobExplanation> Daemon::Explain(const Caller& caller, const std::string& 
     auto id = book_.Resolve(caller, ref, tenant);
     if (!id.ok()) return id.status();
     out.job = View(*id);
+    if (const auto& eid = book_.engine_id(*id)) out.deadline = engine_->Outlook(*eid, clock_.Now());
     out.policy = core_->choice.policy;
     out.placement = core_->choice.placement;
   }

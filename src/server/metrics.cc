@@ -67,6 +67,11 @@ void Metrics::CountDecision(const std::string& kind) {
   ++decisions_[kind];
 }
 
+void Metrics::CountDeadline(bool met) {
+  MutexLock lock(engine_mu_);
+  ++(met ? deadlines_met_ : deadlines_missed_);
+}
+
 std::string Metrics::Render(const std::vector<Gauge>& gauges) const {
   std::string out;
   {
@@ -100,6 +105,12 @@ std::string Metrics::Render(const std::vector<Gauge>& gauges) const {
     out += "# TYPE tessera_decisions_total counter\n";
     for (const auto& [kind, n] : decisions_)
       out += fmt::format("tessera_decisions_total{{kind=\"{}\"}} {}\n", LabelValue(kind), n);
+    out +=
+        "# HELP tessera_job_deadlines_total Jobs with a deadline that ended, by whether they "
+        "succeeded by it (met) or not (missed: late, or failed).\n";
+    out += "# TYPE tessera_job_deadlines_total counter\n";
+    out += fmt::format("tessera_job_deadlines_total{{outcome=\"met\"}} {}\n", deadlines_met_);
+    out += fmt::format("tessera_job_deadlines_total{{outcome=\"missed\"}} {}\n", deadlines_missed_);
   }
   for (const Gauge& g : gauges) {
     out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", g.name, g.help, g.name);

@@ -46,6 +46,8 @@ class Metrics {
   // (the rest it waited for one).
   void ObserveCycle(double seconds, double cpu_seconds);
   void CountDecision(const std::string& kind);
+  // A job with a deadline ended: it succeeded by it (met), or after it or failed (missed).
+  void CountDeadline(bool met);
   // The whole exposition: the counters and histograms kept here, then `gauges`.
   std::string Render(const std::vector<Gauge>& gauges) const;
 
@@ -60,6 +62,8 @@ class Metrics {
   uint64_t cycles_ GUARDED_BY(engine_mu_) = 0;
   double cycle_cpu_seconds_ GUARDED_BY(engine_mu_) = 0;
   std::map<std::string, uint64_t> decisions_ GUARDED_BY(engine_mu_);
+  uint64_t deadlines_met_ GUARDED_BY(engine_mu_) = 0;
+  uint64_t deadlines_missed_ GUARDED_BY(engine_mu_) = 0;
 };
 
 // A label value escaped for the exposition format.

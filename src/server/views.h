@@ -12,6 +12,7 @@
 #include "common/clock.h"
 #include "common/quantity.h"
 #include "config/diagnostics.h"
+#include "engine/deadline.h"
 #include "store/rows.h"
 
 namespace tessera {
@@ -96,7 +97,8 @@ struct ServiceView {
 // Why a job is pending, or why it runs where it does, with its decision log.
 struct JobExplanation {
   StoredJob job;
-  std::string policy, placement;  // the scheduler in force, which decides for it now
+  std::string policy, placement;            // the scheduler in force, which decides for it now
+  std::optional<DeadlineOutlook> deadline;  // when it has one
   std::vector<StoredDecision> decisions;
 };
 

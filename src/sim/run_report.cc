@@ -68,6 +68,8 @@ struct JobStats {
   std::map<std::string, PerClass> per_class;
   std::map<std::string, PerTenant> per_tenant;
   size_t completed = 0, failed = 0, cancelled = 0, unfinished = 0;
+  // Jobs with a deadline (cancelled ones aside): succeeded by it, late or failed, unfinished.
+  size_t deadline_met = 0, deadline_missed = 0, deadline_unfinished = 0;
   std::map<std::string, size_t> pending_reasons;
   double lost_ms = 0;
   int64_t restarts = 0;
@@ -80,6 +82,15 @@ JobStats GatherJobs(const RunFacts& f) {
     if (j.job.labels.count(kServiceLabel)) continue;  // service replicas: under `services`
     s.lost_ms += j.lost_device_ms;
     s.restarts += j.restarts;
+    if (j.job.deadline && j.state != JobState::kCancelled) {
+      if (j.state == JobState::kSucceeded && *j.finished <= *j.job.deadline) {
+        ++s.deadline_met;
+      } else if (j.state == JobState::kSucceeded || j.state == JobState::kFailed) {
+        ++s.deadline_missed;
+      } else {
+        ++s.deadline_unfinished;
+      }
+    }
     std::string cls(WorkloadClassName(j.job.job_class));
     s.per_tenant[f.spec.tenant(j.job.tenant).path].device_ms +=
         static_cast<double>(j.run_ms) * static_cast<double>(j.device_milli) / 1000.0;
@@ -207,6 +218,14 @@ json RunMetrics(const RunFacts& f) {
   m["requeues"] = f.engine.counters().requeues;
   m["restarts"] = s.restarts;
   m["lost_gpu_hours"] = Round3(s.lost_ms / 3.6e6);
+  const size_t with_deadline = s.deadline_met + s.deadline_missed + s.deadline_unfinished;
+  m["deadlines"] = {{"jobs", with_deadline},
+                    {"met", s.deadline_met},
+                    {"missed", s.deadline_missed},
+                    {"unfinished", s.deadline_unfinished},
+                    {"share_met", with_deadline ? json(Round3(static_cast<double>(s.deadline_met) /
+                                                              static_cast<double>(with_deadline)))
+                                                : json(nullptr)}};
   m["fairness"] = {{"index", "jain-over-tenant-mean-slowdown"},
                    {"value", Round3(jain)},
                    {"tenants", fair_tenants}};

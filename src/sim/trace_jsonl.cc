@@ -57,6 +57,12 @@ Status ParseTimes(const nlohmann::json& o, const LineError& err, TraceJob& tj) {
     if (!est.ok()) return est.status();
     tj.job.runtime = std::llround(*est * 1000);
   }
+  if (o.contains("deadline")) {
+    auto deadline = Seconds(o, "deadline", "", err, true);
+    if (!deadline.ok()) return deadline.status();
+    if (*deadline < *submit) return err("deadline", "expected a time at or after submit");
+    tj.job.deadline = std::llround(*deadline * 1000);
+  }
   if (o.contains("idle_after")) {
     auto idle = Seconds(o, "idle_after", "", err, true);
     if (!idle.ok()) return idle.status();
@@ -186,7 +192,7 @@ Result<TraceJob> ParseLine(const Spec& spec, const nlohmann::json& o, const Line
   TESSERA_RETURN_IF_ERROR(
       CheckKeys(o,
                 {"name", "submit", "work", "estimate", "class", "tenant", "priority", "preemptible",
-                 "checkpoint", "tasks", "gang", "labels", "idle_after"},
+                 "checkpoint", "tasks", "gang", "labels", "idle_after", "deadline"},
                 "", err));
   TraceJob tj;
   Job& job = tj.job;

@@ -731,7 +731,9 @@ TEST(Serve, TheSchedulerFlagsTakeThePlaceOfThePoliciesSection) {
   d.set_extra_args({"--policy", "las"});
   ASSERT_TRUE(d.Start()) << d.log();
   Http admin(d.url(), d.admin_token());
-  ASSERT_EQ(admin.Post("/v1/jobs", JobBody("decided", "consumer/ads/ctr"))->status, 201);
+  json body = json::parse(JobBody("decided", "consumer/ads/ctr"));
+  body["deadline"] = "2099-01-01T00:00:00Z";
+  ASSERT_EQ(admin.Post("/v1/jobs", body.dump())->status, 201);
   EXPECT_EQ(WaitForState(admin, "decided", "running")["state"], "running");
   // The example's section says backfill and tessera: the flag replaces the policy only.
   const std::string metrics = Http(d.url()).Get("/metrics")->body;
@@ -741,6 +743,13 @@ TEST(Serve, TheSchedulerFlagsTakeThePlaceOfThePoliciesSection) {
   EXPECT_EQ(explained["scheduler"], json({{"policy", "las"}, {"placement", "tessera"}}));
   ASSERT_EQ(RunTessera("explain job decided", &out, true, d.CliEnv()), 0) << out;
   EXPECT_NE(out.find("Scheduler: las, placement tessera"), std::string::npos) << out;
+  // Its deadline: running, an hour's estimate, far from it.
+  EXPECT_EQ(explained["deadline"]["state"], "on-track") << explained.dump();
+  EXPECT_EQ(explained["deadline"]["end_ms"].get<int64_t>() -
+                explained["deadline"]["start_ms"].get<int64_t>(),
+            3600 * 1000);
+  EXPECT_NE(out.find("Deadline: 2099-01-01T00:00:00Z, on track: start "), std::string::npos) << out;
+  EXPECT_EQ(Sample(metrics, R"(tessera_job_deadlines_total{outcome="met"})"), 0) << metrics;
   ASSERT_EQ(RunTessera("get decisions", &out, true, d.CliEnv()), 0) << out;
   EXPECT_NE(out.find("las/tessera"), std::string::npos) << out;
   EXPECT_NE(d.log().find(R"("msg":"scheduler","policy":"las","placement":"tessera")"),

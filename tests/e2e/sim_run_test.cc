@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "testutil/g1_fleet.h"
 #include "testutil/run_tessera.h"
 
 namespace tessera {
@@ -373,6 +374,43 @@ TEST(SimRun, AnIdleNotebookIsReclaimedByTheExamplesRule) {
   fs::remove_all(out);
 }
 
+TEST(SimRun, TheEarliestDeadlineGoesFirstAndTheMetricsCountDeadlinesMet) {
+  // One GPU, busy until 1000 s. A job without a deadline arrives at 10 s, one due by 1150 s at
+  // 20 s: earliest deadline first runs the second at 1000 s (ends 1100 s, met), the first after.
+  fs::path out = TempDir("deadline");
+  fs::create_directories(out);
+  std::ofstream(out / "fleet.yaml") << testing::G1Fleet(
+      "      - {name: n, count: 1, cpu: 8, memory: 64Gi, devices: {model: G1, count: 1}}\n",
+      "tenants:\n  - name: t\n");
+  std::ofstream(out / "w.jsonl")
+      << R"({"name":"blocker","submit":0,"work":1000,"estimate":1000,"tasks":[{"gpus":1}]})"
+      << "\n"
+      << R"({"name":"plain","submit":10,"work":100,"estimate":100,"tasks":[{"gpus":1}]})"
+      << "\n"
+      << R"({"name":"urgent","submit":20,"work":100,"estimate":100,"deadline":1150,)"
+      << R"("tasks":[{"gpus":1}]})"
+      << "\n";
+  std::string text;
+  ASSERT_EQ(RunTessera("sim run --fleet " + (out / "fleet.yaml").string() +
+                           " --format jsonl --workload " + (out / "w.jsonl").string() +
+                           " --policy fifo --out " + (out / "run").string() + " --no-progress",
+                       &text),
+            0)
+      << text;
+  std::map<std::string, double> started;
+  std::istringstream lines(testing::ReadText(out / "run" / "fifo" / "decisions.jsonl"));
+  for (std::string line; std::getline(lines, line);) {
+    json d = json::parse(line);
+    if (d["kind"] == "start") started[d["job"]] = d["t_s"].get<double>();
+  }
+  EXPECT_EQ(started["urgent"], 1000.0) << text;
+  EXPECT_EQ(started["plain"], 1100.0);
+  json m = json::parse(testing::ReadText(out / "run" / "fifo" / "metrics.json"));
+  EXPECT_EQ(m["deadlines"],
+            json({{"jobs", 1}, {"met", 1}, {"missed", 0}, {"unfinished", 0}, {"share_met", 1.0}}));
+  fs::remove_all(out);
+}
+
 TEST(SimRun, TheIsolatedBaselineKeepsEveryTeamOnItsAssignedCluster) {
   // docs/simulation.md#baselines: each (tenant, class) has one home cluster, never elastic;
   // every start of the workload lands there.
@@ -604,7 +642,8 @@ TEST(SimRun, MalformedWorkloadsAndFlagsExitTwoWithTheLine) {
       << "{\"name\": \"y\", \"submit\": 0, \"work\": 10, \"tasks\": [{\"gpus\": 1}], \"colour\": "
          "1}\n"
       << "not json\n"
-      << "{\"name\": \"z\", \"submit\": 0, \"work\": 10, \"tasks\": [{\"name\": 5}]}\n";
+      << "{\"name\": \"z\", \"submit\": 0, \"work\": 10, \"tasks\": [{\"name\": 5}]}\n"
+      << "{\"name\": \"d\", \"submit\": 50, \"work\": 10, \"deadline\": 40, \"tasks\": [{}]}\n";
   std::ofstream(dir / "bad.trace") << "ResNet-18 (batch size 32)\tcmd\t-n\t1\tmany\t0\t1\n";
   std::string text;
   EXPECT_EQ(RunTessera("sim run --fleet " + kFleet + " --workload " + (dir / "bad.jsonl").string() +
@@ -615,6 +654,9 @@ TEST(SimRun, MalformedWorkloadsAndFlagsExitTwoWithTheLine) {
   EXPECT_NE(text.find("bad.jsonl:3: colour: unknown field"), std::string::npos) << text;
   EXPECT_NE(text.find("bad.jsonl:4: not valid JSON"), std::string::npos) << text;
   EXPECT_NE(text.find("bad.jsonl:5: tasks[0].name: expected a non-empty string"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("bad.jsonl:6: deadline: expected a time at or after submit"),
+            std::string::npos)
       << text;
   EXPECT_FALSE(fs::exists(dir / "o" / "metrics.json")) << "nothing is written on bad input";
 

@@ -8,20 +8,6 @@
 
 namespace tessera::testing {
 
-std::string G1Fleet(const std::string& node_groups, const std::string& rest) {
-  return R"(deviceModels:
-  - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
-regions:
-  - name: r
-clusters:
-  - name: c
-    region: r
-    tier: dedicated
-    nodeGroups:
-)" + node_groups +
-         rest;
-}
-
 const std::string kEngineFleet = G1Fleet(
     "      - {name: n, count: 4, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4},\n"
     "         topology: {nodesPerLeaf: 2}}\n",

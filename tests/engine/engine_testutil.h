@@ -9,6 +9,7 @@
 
 #include "engine/engine.h"
 #include "model/spec.h"
+#include "testutil/g1_fleet.h"
 
 namespace tessera::testing {
 
@@ -31,10 +32,6 @@ class ScriptedBackend final : public Backend {
 
 // Loads a fleet from YAML text; fails the test (and aborts) on a bad text.
 Spec LoadFleet(const std::string& yaml);
-
-// A fleet of one model G1 (80Gi) in cluster "c" of region "r": `node_groups` are the lines of
-// its nodeGroups list, `rest` follows the cluster (tenants, policies).
-std::string G1Fleet(const std::string& node_groups, const std::string& rest);
 
 // The harness's fleet: cluster "c", nodes n0..n3 with 4 G1 each, 2 nodes per leaf; tenant t.
 extern const std::string kEngineFleet;

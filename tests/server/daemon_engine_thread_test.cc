@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -211,6 +213,66 @@ TEST_F(DaemonEngineThread, HeteroMovesARunningJobToAFasterModelOnceItFrees) {
     EXPECT_NE(d.detail.find(R"("policy":"hetero")"), std::string::npos) << d.detail;
   }
   EXPECT_EQ(kinds, (std::vector<std::string>{"start", "migrate", "start"}));
+}
+
+// A deadline live: explain forecasts a waiting job against it (the blocker's estimated end,
+// then its own runtime), and /metrics counts the deadlines met once jobs end.
+TEST_F(DaemonEngineThread, ExplainForecastsADeadlineAndMetricsCountThoseMet) {
+  const TimeMs now = clock_.Now();
+  auto stamp = [](TimeMs ms) {
+    std::time_t t = static_cast<std::time_t>(ms / 1000);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return std::string(buf);
+  };
+  auto job = [&](const std::string& name, const std::string& runtime, int count, int devices,
+                 std::optional<TimeMs> deadline) {
+    return R"({"name":")" + name + R"(","class":"batch","tenant":"lab","runtime":")" + runtime +
+           R"(",)" + (deadline ? R"("deadline":")" + stamp(*deadline) + R"(",)" : "") +
+           R"("taskGroups":[{"name":"w","count":)" + std::to_string(count) +
+           R"(,"cpu":1,"memory":"1Gi","devices":{"count":)" + std::to_string(devices) + "}}]}";
+  };
+  // The blocker takes all four L4 for an hour; the waiting job needs one for an hour, by 30
+  // minutes from now: it cannot make it.
+  ASSERT_TRUE(daemon_->Submit(admin_, job("blocker", "1h", 2, 2, std::nullopt), "").ok());
+  ASSERT_EQ(StateOnceTaken("blocker"), "running");
+  ASSERT_TRUE(daemon_->Submit(admin_, job("late", "1h", 1, 1, now + 1800 * 1000), "").ok());
+  auto blocker = daemon_->Explain(admin_, "blocker", "");
+  ASSERT_TRUE(blocker.ok());
+  EXPECT_FALSE(blocker->deadline) << "no deadline, no outlook";
+  // Once the engine's thread has taken it (a generous bound, not a timing).
+  auto late = daemon_->Explain(admin_, "late", "");
+  for (int i = 0; i < 1000 && late.ok() && late->job.reason != "InsufficientResources"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    late = daemon_->Explain(admin_, "late", "");
+  }
+  ASSERT_TRUE(late.ok());
+  EXPECT_EQ(late->job.reason, "InsufficientResources");
+  ASSERT_TRUE(late->deadline);
+  EXPECT_EQ(late->deadline->state, DeadlineState::kAtRisk);
+  auto started = daemon_->GetJob(admin_, "blocker", "");
+  ASSERT_TRUE(started.ok() && started->first_start);
+  EXPECT_EQ(late->deadline->start, *started->first_start + 3600 * 1000);
+  EXPECT_EQ(late->deadline->end, late->deadline->start + 3600 * 1000);
+  EXPECT_EQ(late->deadline->deadline, now / 1000 * 1000 + 1800 * 1000);
+
+  // The blocker goes; a short job with a deadline an hour away runs and ends by it.
+  ASSERT_TRUE(daemon_->Cancel(admin_, "blocker", "").ok());
+  ASSERT_TRUE(daemon_->Submit(admin_, job("quick", "1s", 1, 1, now + 3600 * 1000), "").ok());
+  Result<StoredJob> quick = daemon_->GetJob(admin_, "quick", "");
+  for (int i = 0; i < 1000 && quick.ok() && quick->state != "succeeded"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    quick = daemon_->GetJob(admin_, "quick", "");
+  }
+  ASSERT_TRUE(quick.ok());
+  ASSERT_EQ(quick->state, "succeeded");
+  auto met = daemon_->Explain(admin_, "quick", "");
+  ASSERT_TRUE(met.ok() && met->deadline);
+  EXPECT_EQ(met->deadline->state, DeadlineState::kMet);
+  const std::string metrics = daemon_->metrics().Render({});
+  EXPECT_NE(metrics.find("tessera_job_deadlines_total{outcome=\"met\"} 1\n"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("tessera_job_deadlines_total{outcome=\"missed\"} 0\n"), std::string::npos);
 }
 
 }  // namespace
