@@ -33,7 +33,7 @@ struct SimRunArgs {
   std::vector<std::string> fleet;
   std::string workload;
   std::string format;
-  std::string policy = "fifo";
+  std::string policy;  // empty: the configuration's scheduler section's (model/scheduler.h)
   std::string compare;
   std::string out;
   uint64_t seed = 1;
@@ -41,7 +41,7 @@ struct SimRunArgs {
   double load = 0.8;
   std::optional<double>
       days;  // synthetic: arrivals over this many days; the job count follows from load
-  std::string placement = "tessera";
+  std::string placement;  // empty: the configuration's scheduler section's
   std::string throughputs;
   std::string checkpoint = "5m";
   std::string mtbf;
@@ -232,11 +232,9 @@ std::variant<std::vector<PolicyRun>, int> RunPolicies(const SimRunArgs& args, co
   return runs;
 }
 
-int RunSimRun(const SimRunArgs& args, std::ostream& out, std::ostream& err) {
+int RunSimRun(SimRunArgs args, std::ostream& out, std::ostream& err) {
   std::optional<TraceFormat> format = CheckFlags(args, err);
   if (!format) return kExitInvalidInput;
-  std::optional<std::vector<SimPolicy>> policies = ParsePolicies(args, err);
-  if (!policies) return kExitInvalidInput;
   auto checkpoint = ParseDuration(args.checkpoint);
   auto mttr = ParseDuration(args.mttr);
   if (!checkpoint.ok() || !mttr.ok() || *mttr <= 0) {
@@ -253,6 +251,12 @@ int RunSimRun(const SimRunArgs& args, std::ostream& out, std::ostream& err) {
     t.path = "default";
     spec.tenants.push_back(t);
   }
+  // Unnamed, the policy and scorer are the configuration's (its scheduler section, or the
+  // defaults): what the daemon would run on it.
+  if (args.policy.empty()) args.policy = spec.scheduler.policy_or_default();
+  if (args.placement.empty()) args.placement = spec.scheduler.placement_or_default();
+  std::optional<std::vector<SimPolicy>> policies = ParsePolicies(args, err);
+  if (!policies) return kExitInvalidInput;
   ScorerRegistry scorers;
   RegisterBuiltinScorers(scorers);
   if (!scorers.Has(args.placement)) {
@@ -324,7 +328,9 @@ void RegisterSimRun(CLI::App* sim, std::ostream& out, std::ostream& err, int& co
   run->add_option("--format", args->format,
                   "openb, gavel, sia, pai2020, philly, jsonl or synthetic")
       ->required();
-  run->add_option("--policy", args->policy, "fifo, backfill, las or hetero")->capture_default_str();
+  run->add_option("--policy", args->policy,
+                  "fifo, backfill, las or hetero (default: the policies' scheduler section's, else "
+                  "backfill)");
   run->add_option("--compare", args->compare, "Further policies to run, comma-separated");
   run->add_option("--out", args->out, "Output directory")->required();
   run->add_option("--seed", args->seed, "Seed of every random choice")
@@ -342,8 +348,9 @@ void RegisterSimRun(CLI::App* sim, std::ostream& out, std::ostream& err, int& co
       ->excludes(jobs);
   run->add_option("--load", args->load, "Synthetic: offered device demand / capacity")
       ->capture_default_str();
-  run->add_option("--placement", args->placement, "Placement scorer: " + PlacementPolicyNames())
-      ->capture_default_str();
+  run->add_option("--placement", args->placement,
+                  "Placement scorer: " + PlacementPolicyNames() +
+                      " (default: the policies' scheduler section's, else tessera)");
   run->add_option(
       "--throughputs", args->throughputs,
       "Gavel: isolated_throughputs_v100_p100_k80.csv (default: found beside the trace)");

@@ -191,7 +191,11 @@ TEST(SimRun, EveryStartOnTheEnterpriseFleetSaysWhichClusterAndWhy) {
                        &text),
             0)
       << text;
-  std::istringstream lines(testing::ReadText(out / "fifo" / "decisions.jsonl"));
+  // No --policy: the example's scheduler section's (backfill, tessera), as the daemon runs it.
+  json top = json::parse(testing::ReadText(out / "metrics.json"));
+  ASSERT_TRUE(top.contains("backfill")) << top.dump().substr(0, 200);
+  EXPECT_EQ(top["backfill"]["placement"], "tessera");
+  std::istringstream lines(testing::ReadText(out / "backfill" / "decisions.jsonl"));
   std::string line;
   std::set<std::string> clusters;
   int starts = 0;
@@ -216,7 +220,7 @@ TEST(SimRun, EveryStartOnTheEnterpriseFleetSaysWhichClusterAndWhy) {
 
   // What it cost: by cluster and by model the totals add up; every budget of the example
   // (tenants and burst rules) held on every day.
-  json cost = json::parse(testing::ReadText(out / "fifo" / "metrics.json"))["cost"];
+  json cost = json::parse(testing::ReadText(out / "backfill" / "metrics.json"))["cost"];
   EXPECT_EQ(cost["currency"], "CNY");
   const double total = cost["total"];
   EXPECT_GT(total, 0);
@@ -234,14 +238,14 @@ TEST(SimRun, EveryStartOnTheEnterpriseFleetSaysWhichClusterAndWhy) {
     EXPECT_TRUE(budget["within"].get<bool>()) << name << ": " << budget.dump();
 
   // The example's four services ran replicas and met their SLO.
-  json services = json::parse(testing::ReadText(out / "fifo" / "metrics.json"))["services"];
+  json services = json::parse(testing::ReadText(out / "backfill" / "metrics.json"))["services"];
   EXPECT_GE(services["slo_attainment"].get<double>(), 0.99) << services.dump();
   for (const char* name : {"assistant-chat", "search-rerank", "assistant-sg", "creative-image-gen"})
     EXPECT_GT(services["per_service"][name]["replicas"]["max"].get<int>(), 0) << name;
 
   // Allocation per model over the arrival window: every share within [0, 1], the GPUs' share
   // their devices-weighted mean (the one NPU model is Ascend 910B: 1,280 of them).
-  json alloc = json::parse(testing::ReadText(out / "fifo" / "metrics.json"))["allocation"];
+  json alloc = json::parse(testing::ReadText(out / "backfill" / "metrics.json"))["allocation"];
   EXPECT_GT(alloc["window_s"].get<double>(), 0);
   double gpu_area = 0, gpus = 0;
   for (const auto& [model, a] : alloc["by_model"].items()) {
@@ -279,10 +283,11 @@ TEST(SimRun, ResidencyAndReservationsHoldThroughoutTheDecisionLog) {
   int resident_starts = 0;
   fs::path out = TempDir("holds");
   std::string text;
-  ASSERT_EQ(RunTessera("sim run --fleet " + kSource +
-                           "/examples/enterprise --format synthetic --jobs 600 --load 0.9 --out " +
-                           out.string() + " --no-progress",
-                       &text),
+  ASSERT_EQ(RunTessera(
+                "sim run --fleet " + kSource +
+                    "/examples/enterprise --format synthetic --jobs 600 --load 0.9 --policy fifo " +
+                    "--out " + out.string() + " --no-progress",
+                &text),
             0)
       << text;
   std::istringstream lines(testing::ReadText(out / "fifo" / "decisions.jsonl"));
@@ -349,7 +354,7 @@ TEST(SimRun, AnIdleNotebookIsReclaimedByTheExamplesRule) {
       << "\n";
   std::string text;
   ASSERT_EQ(RunTessera("sim run --fleet " + kSource + "/examples/enterprise --format jsonl " +
-                           "--workload " + (out / "nb.jsonl").string() + " --out " +
+                           "--workload " + (out / "nb.jsonl").string() + " --policy fifo --out " +
                            (out / "run").string() + " --no-progress",
                        &text),
             0)
@@ -416,11 +421,12 @@ TEST(SimRun, TheIsolatedBaselineKeepsEveryTeamOnItsAssignedCluster) {
   // every start of the workload lands there.
   fs::path out = TempDir("isolated");
   std::string text;
-  ASSERT_EQ(RunTessera("sim run --fleet " + kSource +
-                           "/examples/enterprise --format synthetic --jobs 300 --out " +
-                           out.string() + " --baseline isolated --no-progress",
-                       &text),
-            0)
+  ASSERT_EQ(
+      RunTessera("sim run --fleet " + kSource +
+                     "/examples/enterprise --format synthetic --jobs 300 --policy fifo --out " +
+                     out.string() + " --baseline isolated --no-progress",
+                 &text),
+      0)
       << text;
   json m = json::parse(testing::ReadText(out / "fifo" / "metrics.json"));
   EXPECT_EQ(m["baseline"], "isolated");
@@ -495,7 +501,8 @@ TEST(SimRun, ProgressBarOnRequestAndNeverWithNoProgress) {
             0)
       << text;
   EXPECT_NE(text.find("synthetic: 50 jobs at load 0.8, seed 1"), std::string::npos) << text;
-  EXPECT_NE(text.find("fifo      [####"), std::string::npos) << text;
+  // No --policy: the fleet declares no scheduler section, so the default, backfill.
+  EXPECT_NE(text.find("backfill  [####"), std::string::npos) << text;
   EXPECT_EQ(text.find("100.0%"), text.rfind("100.0%")) << "100% is drawn once";
   ASSERT_EQ(RunTessera("sim run --fleet " + kFleet +
                            " --format synthetic --jobs 50 --no-progress --out " + out.string(),
