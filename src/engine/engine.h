@@ -246,14 +246,22 @@ class Engine final : public EventSink {
   // queue pressure.
   void Press(const JobRecord& j, int sign);
   // The job's gang restricted to the device models of `mask` and, when `scope` is not 0, to
-  // that placement scope instead of the job's own (compiled once per mask and scope).
-  const GangRequest& Variant(Compiled& c, ModelMask mask, uint32_t scope = 0);
+  // that placement scope instead of the job's own, its tasks under `guard` (compiled once per
+  // mask, scope and guard).
+  const GangRequest& Variant(Compiled& c, ModelMask mask, uint32_t scope = 0,
+                             TaskShape::Guard guard = TaskShape::kNoGuard);
+  // PlaceAcrossClusters under the strictest guard of device nodes first (TaskShape::Guard:
+  // CPU-only work on CPU-only nodes, then on device nodes that keep their free devices fed;
+  // other work keeping them fed), relaxed only when the guard kept out nodes and nothing else
+  // fits; a placement under a relaxed guard says so in the job's `where`.
+  GangResult PlaceGuarded(JobRecord& j, Compiled& c, ModelMask mask, CycleState& cs,
+                          const char* why_mask = nullptr);
   // The global layer: on a fleet of several clusters, the job's candidate clusters from the
   // summaries, tried in order until one holds the gang; then its whole scope, which explains
   // why nothing fits. On one cluster, the gang placer over the cell.
   // `why_mask`: why the job is tried on `mask` before its other models (null: not said).
   GangResult PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask, CycleState& cs,
-                                 const char* why_mask = nullptr);
+                                 const char* why_mask, TaskShape::Guard guard);
   // PlaceGang for `gang`; a service replica with siblings running first tries the nodes away
   // from them (of `cluster`, or of the whole cell).
   GangResult PlaceSpread(const Compiled& c, const GangRequest& gang,

@@ -22,7 +22,8 @@ struct Engine::Compiled : CompiledJob {
   explicit Compiled(CompiledJob c) : CompiledJob(std::move(c)) {}
   bool in_speed_pool = false;  // counted in the engine's speed_pool_
   Milli run_speed = 0;         // of the current run
-  std::map<std::pair<ModelMask, uint32_t>, GangRequest> variants;  // by (models, scope)
+  std::map<std::tuple<ModelMask, uint32_t, TaskShape::Guard>, GangRequest>
+      variants;  // by (models, scope, guard)
 };
 
 struct Engine::CycleState {

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -170,18 +171,23 @@ std::vector<uint16_t> Engine::ByAdvantage(const Compiled& c) const {
   return order;
 }
 
-const GangRequest& Engine::Variant(Compiled& c, ModelMask mask, uint32_t scope) {
+const GangRequest& Engine::Variant(Compiled& c, ModelMask mask, uint32_t scope,
+                                   TaskShape::Guard guard) {
   if (c.mask == 0) mask = c.mask;
-  if (mask == c.mask && scope == 0) return c.gang;
-  auto it = c.variants.find({mask, scope});
+  if (mask == c.mask && scope == 0 && guard == TaskShape::kNoGuard) return c.gang;
+  auto it = c.variants.find({mask, scope, guard});
   if (it != c.variants.end()) return it->second;
   GangRequest g = c.gang;
   for (GangGroup& group : g.groups) {
     if (scope != 0) group.shape.scope = scope;
     if (!group.shape.cpu_only()) group.shape.models &= mask;
+    // kCpuNodesOnly speaks of CPU-only tasks; a device task of the same gang keeps devices fed.
+    group.shape.guard = guard == TaskShape::kCpuNodesOnly && !group.shape.cpu_only()
+                            ? TaskShape::kKeepDevicesFed
+                            : guard;
     shapes_.Intern(group.shape);
   }
-  return c.variants.emplace(std::make_pair(mask, scope), std::move(g)).first->second;
+  return c.variants.emplace(std::make_tuple(mask, scope, guard), std::move(g)).first->second;
 }
 
 Milli Engine::RunSpeed(const JobRecord& j) const {
@@ -279,7 +285,7 @@ Engine::Admitted Engine::PlaceWithQuota(JobRecord& j, CycleState& cs, ModelMask 
         continue;
       }
     }
-    GangResult r = PlaceAcrossClusters(j, c, mask, cs, i < whys.size() ? whys[i] : nullptr);
+    GangResult r = PlaceGuarded(j, c, mask, cs, i < whys.size() ? whys[i] : nullptr);
     if (r.outcome == PlaceOutcome::kPlaced) {
       if (std::string held =
               holds_.size() ? holds_.Refuses(r.placements, c.holds, j.preemptible) : std::string();
@@ -432,9 +438,43 @@ std::shared_ptr<const JobConstraints> Engine::ReplicaRegion(const Compiled& c) c
   return kept;
 }
 
+GangResult Engine::PlaceGuarded(JobRecord& j, Compiled& c, ModelMask mask, CycleState& cs,
+                                const char* why_mask) {
+  bool cpu_only = true;
+  for (const GangGroup& g : c.gang.groups)
+    cpu_only = cpu_only && g.shape.cpu_only();
+  static constexpr TaskShape::Guard kCpuGuards[] = {
+      TaskShape::kCpuNodesOnly, TaskShape::kKeepDevicesFed, TaskShape::kNoGuard};
+  static constexpr TaskShape::Guard kDeviceGuards[] = {TaskShape::kKeepDevicesFed,
+                                                       TaskShape::kNoGuard};
+  const std::span<const TaskShape::Guard> guards =
+      cpu_only ? std::span<const TaskShape::Guard>(kCpuGuards)
+               : std::span<const TaskShape::Guard>(kDeviceGuards);
+  GangResult r;
+  for (size_t i = 0; i < guards.size(); ++i) {
+    r = PlaceAcrossClusters(j, c, mask, cs, why_mask, guards[i]);
+    if (r.outcome == PlaceOutcome::kPlaced) {
+      if (i > 0) {
+        if (j.where.empty())
+          j.where = spec_.clusters[cell_.node(r.placements.front().node).cluster].name;
+        j.where += guards[i - 1] == TaskShape::kCpuNodesOnly
+                       ? "; on device nodes: no CPU-only node had room"
+                       : "; took CPU or memory kept for free devices: nothing else fits";
+      }
+      return r;
+    }
+    // Relaxing helps only where the guard kept out a node that fits otherwise.
+    const bool guarded = std::any_of(r.why.dropped.begin(), r.why.dropped.end(), [](const auto& d) {
+      return d.first == Reason::kCpuNodesFirst || d.first == Reason::kKeepsDevicesFed;
+    });
+    if (!guarded) break;
+  }
+  return r;
+}
+
 GangResult Engine::PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask, CycleState& cs,
-                                       const char* why_mask) {
-  if (!c.global) return PlaceSpread(c, Variant(c, mask), std::nullopt);
+                                       const char* why_mask, TaskShape::Guard guard) {
+  if (!c.global) return PlaceSpread(c, Variant(c, mask, 0, guard), std::nullopt);
   const std::vector<bool> blocked = BurstBlocks(j, c, cs.now);
   // A replica under crossRegion: false stays in the region of its siblings.
   const GlobalRequest* request = &*c.global;
@@ -452,7 +492,7 @@ GangResult Engine::PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask
   std::string fell_back;
   for (const ClusterScore& s : choice.candidates) {
     ModelMask models = c.mask == 0 ? mask : s.models & mask;
-    GangResult r = PlaceSpread(c, Variant(c, models, ClusterScope(s.cluster)), s.cluster);
+    GangResult r = PlaceSpread(c, Variant(c, models, ClusterScope(s.cluster), guard), s.cluster);
     if (r.outcome == PlaceOutcome::kPlaced) {
       j.where = DescribeChoice(spec_, *request, choice, s.cluster,
                                AnyBlocked(choice) ? BurstWhy(j, c, cs.now) : std::string());
@@ -474,7 +514,7 @@ GangResult Engine::PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask
     verdicts[cl] = Reason::kLaterPreference;
     elastic_closed = true;
   }
-  GangResult r = PlaceSpread(c, Variant(c, mask, scopes_.Intern(verdicts)), std::nullopt);
+  GangResult r = PlaceSpread(c, Variant(c, mask, scopes_.Intern(verdicts), guard), std::nullopt);
   if (r.outcome == PlaceOutcome::kPlaced) {
     j.where = spec_.clusters[cell_.node(r.placements.front().node).cluster].name +
               " (no candidate by the summaries; placed over the job's scope)" + fell_back;

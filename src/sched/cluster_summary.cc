@@ -21,6 +21,8 @@ ClusterSummaries::ClusterSummaries(const Spec& spec, const CellState& cell) : ce
     s.leaf_free.resize(cell.model_count());
     s.price.assign(cell.model_count(), 0);
     s.pressure.assign(cell.model_count(), 0);
+    s.cpu_price = spec.clusters[c].price_per_cpu_core_hour.value_or(0);
+    max_cpu_price_ = std::max(max_cpu_price_, s.cpu_price);
     for (const auto& [model, price] : spec.clusters[c].price_per_device_hour) {
       if (model.value() >= s.price.size()) continue;
       s.price[model.value()] = price;
@@ -47,6 +49,10 @@ void ClusterSummaries::Add(uint32_t node, int sign) {
       MoveLeaf(node, model, -free);
     }
     s.node_cpu.erase(s.node_cpu.find(share.cpu));
+    if (cell_.node(node).device_count == 0) {
+      s.cpu_node_free -= share.cpu;
+      s.cpu_node_capacity -= cell_.node(node).cpu_total;
+    }
     --s.schedulable;
     share = Share{};
     return;
@@ -70,6 +76,10 @@ void ClusterSummaries::Add(uint32_t node, int sign) {
   }
   share.cpu = n.cpu_free;
   s.node_cpu.insert(share.cpu);
+  if (n.device_count == 0) {
+    s.cpu_node_free += share.cpu;
+    s.cpu_node_capacity += n.cpu_total;
+  }
   ++s.schedulable;
 }
 
@@ -119,6 +129,7 @@ void ClusterSummaries::Touch(uint32_t node) {
         share.free[i].second = now[i].second;
       }
       move(s.node_cpu, share.cpu, n.cpu_free);
+      if (n.device_count == 0) s.cpu_node_free += n.cpu_free - share.cpu;
       share.cpu = n.cpu_free;
       return;
     }

@@ -8,7 +8,8 @@
 //                                  sorted multiset of them per cluster, moved by a node's
 //                                  change;
 //   health                       — schedulable nodes out of the cluster's nodes;
-//   price per device-hour        — from the fleet configuration;
+//   price per device-hour        — from the fleet configuration, and per CPU core-hour;
+//   free and total CPU of the nodes without devices — for CPU-only work;
 //   queue pressure per model     — the device demand of the pending jobs that may run there,
 //                                  each job's demand shared evenly over the (cluster, model)
 //                                  pairs it may use (kept by the engine: AddPressure).
@@ -55,6 +56,12 @@ class ClusterSummaries {
   // Milli currency per device-hour of the model there; 0 when unpriced.
   Milli Price(uint32_t cluster, uint16_t model) const;
   Milli max_price() const { return max_price_; }
+  // Milli currency per CPU core-hour there; 0 when unpriced. And the most of any cluster.
+  Milli CpuPrice(uint32_t cluster) const { return clusters_[cluster].cpu_price; }
+  Milli max_cpu_price() const { return max_cpu_price_; }
+  // Free and total CPU (milli) of the cluster's schedulable nodes without devices.
+  Milli CpuNodeFree(uint32_t cluster) const { return clusters_[cluster].cpu_node_free; }
+  Milli CpuNodeCapacity(uint32_t cluster) const { return clusters_[cluster].cpu_node_capacity; }
   // Pending demand (milli) on the models of `mask` in the cluster; and its upkeep.
   Milli Pressure(uint32_t cluster, ModelMask mask) const;
   void AddPressure(uint32_t cluster, uint16_t model, Milli milli);
@@ -70,6 +77,8 @@ class ClusterSummaries {
     std::multiset<Milli> node_cpu;
     std::vector<Milli> price;     // by model
     std::vector<Milli> pressure;  // by model
+    Milli cpu_price = 0;
+    Milli cpu_node_free = 0, cpu_node_capacity = 0;  // schedulable nodes without devices
   };
   // What one node contributes: per model present, its free milli; and its free CPU.
   struct Share {
@@ -90,6 +99,7 @@ class ClusterSummaries {
   std::vector<uint32_t> node_leaf_;                              // by node; kNoLeaf unset
   std::vector<std::vector<Milli>> leaf_totals_;                  // by leaf index, by model
   Milli max_price_ = 0;
+  Milli max_cpu_price_ = 0;
 };
 
 }  // namespace tessera

@@ -32,6 +32,10 @@ std::string_view ReasonCode(Reason r) {
       return "InsufficientMemory";
     case Reason::kInsufficientDevices:
       return "InsufficientDevices";
+    case Reason::kCpuNodesFirst:
+      return "CpuNodesFirst";
+    case Reason::kKeepsDevicesFed:
+      return "KeepsDevicesFed";
     case Reason::kTopology:
       return "TopologyTooSmall";
   }
@@ -62,6 +66,10 @@ std::string_view ReasonText(Reason r) {
       return "insufficient memory";
     case Reason::kInsufficientDevices:
       return "insufficient free devices";
+    case Reason::kCpuNodesFirst:
+      return "device nodes, tried after CPU-only nodes";
+    case Reason::kKeepsDevicesFed:
+      return "CPU and memory kept for free devices";
     case Reason::kTopology:
       return "topology domain too small";
   }

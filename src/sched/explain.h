@@ -26,9 +26,11 @@ enum class Reason : uint8_t {
   kInsufficientCpu,
   kInsufficientMemory,
   kInsufficientDevices,  // not enough free devices / free share of an acceptable model
+  kCpuNodesFirst,        // CPU-only work tries nodes without devices first
+  kKeepsDevicesFed,      // it would leave the node's free devices too little CPU or memory
   kTopology,             // a gang's topology domain is too small
 };
-inline constexpr int kReasonCount = 12;
+inline constexpr int kReasonCount = 14;
 
 // Whether the reason is the job's policy scope (lasting) rather than the node's state.
 bool IsPolicyReason(Reason r);

@@ -91,6 +91,37 @@ class FreeDevicesFilter final : public NodeFilter {
   }
 };
 
+// Device nodes are for device work (TaskShape::Guard). Under kCpuNodesOnly, CPU-only work
+// goes to nodes without devices.
+class CpuNodesFirstFilter final : public NodeFilter {
+ public:
+  std::string_view name() const override { return "cpu-nodes-first"; }
+  Reason reason() const override { return Reason::kCpuNodesFirst; }
+  bool Keep(const CellState& cell, uint32_t node, const TaskShape& shape) const override {
+    return shape.guard != TaskShape::kCpuNodesOnly || !shape.cpu_only() ||
+           cell.node(node).device_count == 0;
+  }
+};
+
+// Under either guard, a task leaves a node whose devices stay (partly) free at least one
+// device's share of its CPU and memory (the node's totals over its devices), so that they can
+// still be used.
+class KeepDevicesFedFilter final : public NodeFilter {
+ public:
+  std::string_view name() const override { return "keep-devices-fed"; }
+  Reason reason() const override { return Reason::kKeepsDevicesFed; }
+  bool Keep(const CellState& cell, uint32_t node, const TaskShape& shape) const override {
+    const NodeState& n = cell.node(node);
+    if (shape.guard == TaskShape::kNoGuard || n.device_count == 0) return true;
+    Milli free = 0;
+    for (const DeviceSlot& d : cell.devices(node))
+      if (d.healthy) free += d.free;
+    if (free - shape.total_milli() < kMilliPerUnit) return true;  // no device stays free
+    return n.cpu_free - shape.cpu >= n.cpu_total / n.device_count &&
+           n.mem_free - shape.memory >= n.mem_total / n.device_count;
+  }
+};
+
 }  // namespace
 
 FilterChain MakeDefaultFilters() {
@@ -101,6 +132,9 @@ FilterChain MakeDefaultFilters() {
   c.Add(std::make_unique<CpuFilter>());
   c.Add(std::make_unique<MemoryFilter>());
   c.Add(std::make_unique<FreeDevicesFilter>());
+  // Last: a node they drop fits otherwise (the engine relaxes the guard when nothing else fits).
+  c.Add(std::make_unique<CpuNodesFirstFilter>());
+  c.Add(std::make_unique<KeepDevicesFedFilter>());
   return c;
 }
 

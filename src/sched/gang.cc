@@ -11,6 +11,13 @@
 namespace tessera {
 namespace {
 
+int32_t GangTaskCount(const GangRequest& gang) {
+  int32_t n = 0;
+  for (const GangGroup& g : gang.groups)
+    n += g.count;
+  return n;
+}
+
 struct Demand {
   Milli cpu = 0;
   int64_t device_milli = 0;
@@ -276,9 +283,13 @@ GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, R
     int64_t largest = 0;
     std::vector<Candidate> fit =
         Fitting(cell, level, eligible, need, kMaxDomainsTried, in_scope, &largest);
-    last_detail = "no " + std::string(TopologyLevelName(level)) + " holds the gang's " +
-                  std::to_string(need.device_milli / 1000) +
-                  " free devices (largest: " + std::to_string(largest / 1000) + ")";
+    // A CPU-only gang's domains are not measured in devices: its tasks found no room in any.
+    last_detail = need.device_milli == 0
+                      ? "no " + std::string(TopologyLevelName(level)) + " holds the gang's " +
+                            std::to_string(GangTaskCount(gang)) + " CPU-only tasks"
+                      : "no " + std::string(TopologyLevelName(level)) + " holds the gang's " +
+                            std::to_string(need.device_milli / 1000) +
+                            " free devices (largest: " + std::to_string(largest / 1000) + ")";
     for (const Candidate& where : fit) {
       // Propose the whole gang inside this domain; keep it only if every task found room.
       CellState::Proposal proposal(cell);

@@ -13,7 +13,7 @@ namespace {
 
 constexpr double kHourMs = 3600.0 * 1000.0;
 
-// "H800/A100" ("devices" for none): appended to `out`.
+// "H800/A100" ("CPU only" for none): appended to `out`.
 void AppendModelNames(std::string& out, const Spec& spec, ModelMask mask) {
   const size_t start = out.size();
   for (ModelMask m = mask; m != 0; m &= m - 1) {
@@ -22,7 +22,7 @@ void AppendModelNames(std::string& out, const Spec& spec, ModelMask mask) {
     if (out.size() > start) out += '/';
     out += spec.device_models[i].name;
   }
-  if (out.size() == start) out += "devices";
+  if (out.size() == start) out += "CPU only";
 }
 
 // `v` with two decimals ("0.00", never "-0.00"), appended to `out`.
@@ -285,9 +285,17 @@ GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
       continue;
     }
     const ClusterScore base = BaseScore(spec, request, c, siblings, replicas, out.spread);
-    if (request.model_steps.empty()) {  // CPU-only
+    if (request.model_steps.empty()) {  // CPU-only: CPU prices, room on CPU-only nodes
       ClusterScore s = base;
-      s.score = base.locality + base.spread;
+      s.cost = summaries.max_cpu_price() > 0
+                   ? -request.w_cost * static_cast<double>(summaries.CpuPrice(c)) /
+                         static_cast<double>(summaries.max_cpu_price())
+                   : 0.0;
+      const Milli capacity = summaries.CpuNodeCapacity(c);
+      s.balance = capacity > 0 ? request.w_balance * static_cast<double>(summaries.CpuNodeFree(c)) /
+                                     static_cast<double>(capacity)
+                               : 0.0;
+      s.score = s.cost + s.balance + base.locality + base.spread;
       out.candidates.push_back(s);
       continue;
     }

@@ -28,7 +28,15 @@ struct TaskShape {
   ModelMask models = kAnyAccelerator;  // acceptable device models (bit = DeviceModelId)
   MiB min_device_memory = 0;
   uint32_t scope = 0;  // placement scope (sched/scope.h); 0 = every cluster
-  uint32_t id = 0;     // interned id (ShapeTable), for caches
+  // How the task spares device nodes (the `spare-devices` filter, sched/filter.h); the engine
+  // tries the strictest guard first and relaxes it only when nothing else fits.
+  enum Guard : uint8_t {
+    kNoGuard = 0,
+    kKeepDevicesFed = 1,  // leave a node whose devices stay free one device's CPU and memory
+    kCpuNodesOnly = 2,    // CPU-only work: nodes without devices only
+  };
+  Guard guard = kNoGuard;
+  uint32_t id = 0;  // interned id (ShapeTable), for caches
 
   bool cpu_only() const { return count == 0 || milli == 0; }
   bool fractional() const { return count == 1 && milli > 0 && milli < 1000; }
@@ -39,7 +47,8 @@ struct TaskShape {
   uint32_t kind() const;
 
   auto key() const {
-    return std::tie(cpu, cpu_for_score, memory, count, milli, models, min_device_memory, scope);
+    return std::tie(cpu, cpu_for_score, memory, count, milli, models, min_device_memory, scope,
+                    guard);
   }
 };
 
@@ -53,7 +62,10 @@ class ShapeTable {
   size_t size() const { return ids_.size(); }
 
  private:
-  std::map<std::tuple<Milli, Milli, MiB, int32_t, Milli, ModelMask, MiB, uint32_t>, uint32_t> ids_;
+  std::map<
+      std::tuple<Milli, Milli, MiB, int32_t, Milli, ModelMask, MiB, uint32_t, TaskShape::Guard>,
+      uint32_t>
+      ids_;
 };
 
 }  // namespace tessera

@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include "config/loader.h"
 #include "sched/placer.h"
 #include "sched/policy/builtin.h"
+#include "testutil/g1_fleet.h"
 #include "testutil/spec_fixture.h"
 
 namespace tessera {
@@ -28,7 +30,50 @@ class EmptyNodesOnly final : public NodeFilter {
 TEST(FilterChain, DefaultFiltersRunInTheDocumentedOrder) {
   std::vector<std::string_view> names = DefaultFilters().names();
   EXPECT_EQ(names, (std::vector<std::string_view>{"schedulable", "device-model", "device-memory",
-                                                  "cpu", "memory", "free-devices"}));
+                                                  "cpu", "memory", "free-devices",
+                                                  "cpu-nodes-first", "keep-devices-fed"}));
+}
+
+// The guards of device nodes (TaskShape::Guard) on a node of 8 G1 with 64 CPUs and 512Gi (one
+// device's share: 8 CPUs, 64Gi) and a node without devices.
+TEST(FilterChain, GuardsKeepCpuWorkOffDeviceNodesAndTheirFreeDevicesFed) {
+  LoadResult r =
+      LoadSpecTexts({{"fleet.yaml", testing::G1Fleet("      - {name: g, count: 1, cpu: 64, memory: "
+                                                     "512Gi, devices: {model: G1, count: 8}}\n"
+                                                     "      - {name: cpu, count: 1, cpu: 64, "
+                                                     "memory: 512Gi}\n",
+                                                     "")}});
+  ASSERT_TRUE(r.spec) << r.diagnostics.ToString();
+  CellState cell = *CellState::FromSpec(*r.spec);
+  const uint32_t gpu_node = 0, cpu_node = 1;
+  ASSERT_GT(cell.node(gpu_node).device_count, 0);
+  ASSERT_EQ(cell.node(cpu_node).device_count, 0);
+  const FilterChain& chain = DefaultFilters();
+  auto task = [](Milli cpu, int32_t devices, TaskShape::Guard guard) {
+    TaskShape s;
+    s.cpu = s.cpu_for_score = cpu;
+    s.memory = 1024;
+    s.count = devices;
+    s.milli = devices > 0 ? 1000 : 0;
+    s.guard = guard;
+    return s;
+  };
+  // CPU-only work under kCpuNodesOnly: the CPU node only.
+  EXPECT_EQ(chain.Check(cell, gpu_node, task(4000, 0, TaskShape::kCpuNodesOnly)),
+            Reason::kCpuNodesFirst);
+  EXPECT_EQ(chain.Check(cell, cpu_node, task(4000, 0, TaskShape::kCpuNodesOnly)), std::nullopt);
+  // Under kKeepDevicesFed it may use the device node while 8 CPUs stay for its free devices.
+  EXPECT_EQ(chain.Check(cell, gpu_node, task(56000, 0, TaskShape::kKeepDevicesFed)), std::nullopt);
+  EXPECT_EQ(chain.Check(cell, gpu_node, task(57000, 0, TaskShape::kKeepDevicesFed)),
+            Reason::kKeepsDevicesFed);
+  // A device task that leaves devices free must leave them their share too; one that takes
+  // every device may take every CPU.
+  EXPECT_EQ(chain.Check(cell, gpu_node, task(60000, 4, TaskShape::kKeepDevicesFed)),
+            Reason::kKeepsDevicesFed);
+  EXPECT_EQ(chain.Check(cell, gpu_node, task(64000, 8, TaskShape::kKeepDevicesFed)), std::nullopt);
+  // Unguarded, anything that fits.
+  EXPECT_EQ(chain.Check(cell, gpu_node, task(64000, 0, TaskShape::kNoGuard)), std::nullopt);
+  EXPECT_EQ(chain.Check(cell, gpu_node, task(60000, 4, TaskShape::kNoGuard)), std::nullopt);
 }
 
 TEST(FilterChain, AnAddedFilterSteersPlacementAndNamesItsReason) {
