@@ -270,7 +270,8 @@ TEST(SimRun, ResidencyAndReservationsHoldThroughoutTheDecisionLog) {
   // log: non-preemptible work other than critical inference never holds more than 256 - 64
   // L40S of east-serve (clusters-serving.yaml: 32 nodes x 8); work other than ai-lab/
   // foundation's training never holds more than 1,280 - 256 Ascend 910B in cn-west
-  // (clusters-west.yaml: 160 nodes x 8; that hold lends nothing). And every run of a job
+  // (clusters-west.yaml: 160 nodes x 8; that hold lends nothing); work of tenants other than
+  // consumer runs on east-serve's 128 H800, all held, only preemptibly. And every run of a job
   // that reads a resident dataset (datasets.yaml) starts in a region its residency lists.
   const std::map<std::string, std::set<std::string>> residency = {
       {"customer-chats-east", {"cn-east"}},
@@ -294,7 +295,7 @@ TEST(SimRun, ResidencyAndReservationsHoldThroughoutTheDecisionLog) {
   std::string line;
   std::map<std::string, std::pair<double, double>> running;  // job -> (L40S, Ascend) counted
   double l40s = 0, ascend = 0, most_l40s = 0, most_ascend = 0;
-  int l40s_starts = 0;
+  int l40s_starts = 0, h800_starts = 0;
   while (std::getline(lines, line)) {
     json d = json::parse(line);
     const std::string job = d["job"];
@@ -307,6 +308,12 @@ TEST(SimRun, ResidencyAndReservationsHoldThroughoutTheDecisionLog) {
         ++l40s_starts;
         const bool owner = cls == "inference" && d["priority"] == "critical";
         if (!owner && !d["preemptible"].get<bool>()) l = devices["L40S"].get<double>();
+      }
+      if (cluster == "east-serve" && devices.contains("H800")) {
+        ++h800_starts;
+        if (tenant.rfind("consumer", 0) != 0) {
+          EXPECT_TRUE(d["preemptible"].get<bool>()) << line;
+        }
       }
       if (cluster == "west-ascend" && devices.contains("Ascend910B")) {
         const bool owner = cls == "training" && tenant.rfind("ai-lab/foundation", 0) == 0;
@@ -336,7 +343,8 @@ TEST(SimRun, ResidencyAndReservationsHoldThroughoutTheDecisionLog) {
       running.erase(job);
     }
   }
-  EXPECT_GT(l40s_starts, 0);       // the check saw the held model in use
+  EXPECT_GT(l40s_starts, 0);  // the check saw the held models in use
+  EXPECT_GT(h800_starts, 0);
   EXPECT_GT(resident_starts, 10);  // and jobs bound by residency
   fs::remove_all(out);
 }
