@@ -359,12 +359,12 @@ TEST(Serve, BadRequestsGetAClearErrorAndChangeNothing) {
   DaemonProcess d(dir, kEnterprise);
   ASSERT_TRUE(d.Start()) << d.log();
   Http admin(d.url(), d.admin_token());
-  struct Case {
+  struct BadRequest {
     std::string what, body;
     int status;
     std::string field, message;
   };
-  std::vector<Case> cases = {
+  std::vector<BadRequest> cases = {
       {"malformed JSON", R"({"name": "x", )", 400, "", "syntax error"},
       {"wrong type", R"({"name": "x", "class": "batch", "tenant": "consumer/ads/ctr",
         "taskGroups": [{"count": "many", "cpu": 1, "memory": "1Gi"}]})",
@@ -378,7 +378,7 @@ TEST(Serve, BadRequestsGetAClearErrorAndChangeNothing) {
       {"unknown tenant", JobBody("x", "nobody/here"), 400, "tenant", "unknown tenant"},
       {"oversized body", std::string(2 << 20, ' '), 413, "", "size limit"},
   };
-  for (const Case& c : cases) {
+  for (const BadRequest& c : cases) {
     auto r = admin.Post("/v1/jobs", c.body);
     ASSERT_TRUE(r) << c.what;
     EXPECT_EQ(r->status, c.status) << c.what << ": " << r->body;
