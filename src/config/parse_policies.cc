@@ -142,7 +142,8 @@ void ParseFallback(YamlMap& m, size_t pi) {
   SpecBuilder& b = m.builder();
   b.spec.policies[pi].body = FallbackRule{};
   m.List("order", Need::kRequired, [&](const YAML::Node& n, const FieldPath& p, size_t k) {
-    Body<FallbackRule>(b.spec, pi).order.emplace_back();
+    // No speed given: the catalog's for the job's class (FallbackRule::order).
+    Body<FallbackRule>(b.spec, pi).order.push_back({DeviceModelId(0), 0});
     auto assign = [pi, k](Spec& s, uint32_t id) {
       Body<FallbackRule>(s, pi).order[k].model = DeviceModelId(id);
     };

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sched/policy_match.h"
+
 namespace tessera {
 
 double CommunicationFactor(const Interconnect& ic, TopologyLevel level, WorkloadClass c,
@@ -41,6 +43,8 @@ double RunSpeed(const Spec& spec, const CellState& cell, const JobRecord& job) {
   double speed = kMilliPerUnit;
   bool any = false;
   size_t task = 0;
+  const FallbackRule* fallback = nullptr;
+  bool looked = false;  // for the fallback rule, once: only groups that list no models need it
   for (const TaskGroup& g : job.job.task_groups) {
     for (int32_t i = 0; i < g.count; ++i, ++task) {
       if (task >= job.placements.size()) break;
@@ -48,9 +52,11 @@ double RunSpeed(const Spec& spec, const CellState& cell, const JobRecord& job) {
       if (p.devices.empty()) continue;
       uint16_t model = cell.devices(p.node)[p.devices[0].index].model;
       DeviceModelId id(model);
-      Milli s = g.request.devices.models.empty()
-                    ? spec.model(id).speed[static_cast<size_t>(job.job.job_class)]
-                    : g.request.devices.SpeedOn(id);
+      if (g.request.devices.models.empty() && !looked) {
+        fallback = FirstFallback(spec, job.job);
+        looked = true;
+      }
+      Milli s = GroupSpeedOn(spec, job.job, g, id, fallback);
       speed = any ? std::min(speed, static_cast<double>(s)) : static_cast<double>(s);
       any = true;
     }

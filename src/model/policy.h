@@ -78,7 +78,7 @@ struct ReservationRule {
 
 // Device-model fallback order with speed factors ("H800, else A800, else 910B at 0.6").
 struct FallbackRule {
-  std::vector<ModelChoice> order;
+  std::vector<ModelChoice> order;  // a speed of 0: none given, the catalog's for the job's class
 };
 
 enum class ReclaimAction { kNotify, kPreempt, kShrink };

@@ -15,10 +15,11 @@ std::shared_ptr<const JobConstraints> ConstraintsTable::Intern(JobConstraints co
 namespace {
 
 // Each acceptable model present in the cell, by the gang's speed there: a gang runs at the
-// pace of its slowest task; a task that names no models runs at the catalog's speed of the
-// model for the job's class.
+// pace of its slowest task; a task that names no models runs at its fallback rule's speed of
+// the model, else the catalog's for the job's class (GroupSpeedOn).
 void RankModels(const Job& job, const CompileTables& t, CompiledJob& c) {
   const size_t models = t.model_present.size();
+  const FallbackRule* fallback = FirstFallback(t.spec, job);
   std::vector<std::pair<Milli, uint16_t>> speeds;
   c.speed_of.assign(models, 0);
   for (size_t m = 0; m < models && m < kMaxDeviceModels; ++m) {
@@ -27,9 +28,7 @@ void RankModels(const Job& job, const CompileTables& t, CompiledJob& c) {
     Milli speed = std::numeric_limits<Milli>::max();
     for (const TaskGroup& g : job.task_groups) {
       if (g.request.devices.count == 0) continue;
-      speed = std::min(speed, g.request.devices.models.empty()
-                                  ? t.spec.model(model_id).speed[static_cast<size_t>(job.job_class)]
-                                  : g.request.devices.SpeedOn(model_id));
+      speed = std::min(speed, GroupSpeedOn(t.spec, job, g, model_id, fallback));
     }
     c.speed_of[m] = speed;
     speeds.push_back({speed, static_cast<uint16_t>(m)});

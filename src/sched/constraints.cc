@@ -43,11 +43,7 @@ std::vector<std::pair<Milli, ModelMask>> ModelPreference(const Spec& spec, const
   }
   // rank -> (speed, models); lower rank first.
   std::map<int64_t, std::pair<Milli, ModelMask>> ranks;
-  const FallbackRule* fallback = nullptr;
-  if (listed.empty()) {
-    std::vector<const PolicyRule*> rules = MatchingRules(spec, RuleKind::kFallback, job);
-    if (!rules.empty()) fallback = &std::get<FallbackRule>(rules.front()->body);
-  }
+  const FallbackRule* fallback = listed.empty() ? FirstFallback(spec, job) : nullptr;
   for (size_t m = 0; m < spec.device_models.size(); ++m) {
     if (!((accepted >> m) & 1)) continue;
     DeviceModelId id(static_cast<uint32_t>(m));
@@ -61,7 +57,9 @@ std::vector<std::pair<Milli, ModelMask>> ModelPreference(const Spec& spec, const
       auto it = std::find_if(fallback->order.begin(), fallback->order.end(),
                              [&](const ModelChoice& c) { return c.model == id; });
       rank = it - fallback->order.begin();
-      if (it != fallback->order.end()) speed = it->speed;
+      speed = it != fallback->order.end() && it->speed > 0
+                  ? it->speed
+                  : spec.model(id).speed[static_cast<size_t>(job.job_class)];
     } else {
       // The catalog's speed of the model for the job's class.
       speed = spec.model(id).speed[static_cast<size_t>(job.job_class)];

@@ -64,4 +64,22 @@ std::vector<const PolicyRule*> MatchingRules(const Spec& spec, RuleKind kind, co
   return rules;
 }
 
+const FallbackRule* FirstFallback(const Spec& spec, const Job& job) {
+  for (const PolicyRule& r : spec.policies) {
+    if (r.kind() == RuleKind::kFallback && MatchesJob(spec, r.match, job))
+      return &std::get<FallbackRule>(r.body);
+  }
+  return nullptr;
+}
+
+Milli GroupSpeedOn(const Spec& spec, const Job& job, const TaskGroup& g, DeviceModelId model,
+                   const FallbackRule* fallback) {
+  if (!g.request.devices.models.empty()) return g.request.devices.SpeedOn(model);
+  if (fallback != nullptr) {
+    for (const ModelChoice& c : fallback->order)
+      if (c.model == model && c.speed > 0) return c.speed;
+  }
+  return spec.model(model).speed[static_cast<size_t>(job.job_class)];
+}
+
 }  // namespace tessera

@@ -17,4 +17,14 @@ Job ServiceAsJob(const Service& service);
 // The rules of one kind that match the job, in declaration order.
 std::vector<const PolicyRule*> MatchingRules(const Spec& spec, RuleKind kind, const Job& job);
 
+// The first `fallback` rule that matches the job; null when none does.
+const FallbackRule* FirstFallback(const Spec& spec, const Job& job);
+
+// How fast task group `g` of `job` runs on `model` (milli, 1000 = the reference device): its
+// own model list's speed; for a group that lists none, the speed `fallback` (FirstFallback of
+// the job) gives the model in its order, else (not in its order, or no speed given there) the
+// catalog's for the job's class.
+Milli GroupSpeedOn(const Spec& spec, const Job& job, const TaskGroup& g, DeviceModelId model,
+                   const FallbackRule* fallback);
+
 }  // namespace tessera

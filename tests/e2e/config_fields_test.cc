@@ -371,6 +371,27 @@ std::map<std::string, Scenario> Scenarios() {
                                            "spineBandwidth: 100Gbps, coreBandwidth: 100Gbps"),
                                     spread("topology: {nodesPerLeaf: 1, leavesPerSpine: 1}",
                                            "spineBandwidth: 100Gbps, coreBandwidth: 5Gbps")};
+  // Without nodeBandwidth, the island's bandwidth stands in for it: the gang over two nodes
+  // loses more against a faster island fabric.
+  auto island = [&](const std::string& bandwidth) {
+    Files f = sim("100Gbps");
+    f["fleet.yaml"] =
+        Replace(f["fleet.yaml"], "nodeBandwidth: 64GB/s", "islandBandwidth: " + bandwidth);
+    return f;
+  };
+  s["7.1 islandBandwidth"] = Scenario{SimDecisions, island("900GB/s"), island("100GB/s")};
+  // A fallback rule's speed: the run on that model takes 1/speed as long.
+  auto fallback = [&](const std::string& order) {
+    Files f = sim("100Gbps");
+    f["fleet.yaml"] +=
+        "policies:\n  - {name: f, kind: fallback, match: {classes: [training]}, "
+        "order: " +
+        order + "}\n";
+    f["workload.jsonl"] =
+        Replace(f["workload.jsonl"], R"("count":2,"gpus":4)", R"("count":1,"gpus":1)");
+    return f;
+  };
+  s["12.7 speed"] = Scenario{SimDecisions, fallback("[G1]"), fallback("[{model: G1, speed: 0.5}]")};
   // The catalog's speed orders models for a job that names none.
   s["4 speed"] =
       place({{"fleet.yaml", kFleet}, {"jobs.yaml", kJobs}},
@@ -418,6 +439,42 @@ std::map<std::string, Scenario> Scenarios() {
                    "    nodes:\n      - {name: w1-x, cpu: 64, memory: 512Gi, cordoned: " +
                        cordoned + ", devices: {model: G2, count: 4}}\n");
   };
+  // w1's two nodes declared one by one, each naming its leaf and spine; a gang of two 4-device
+  // tasks needs them under one leaf (or spine).
+  auto w1_nodes = [&](const std::string& second_leaf, const std::string& second_spine) {
+    return Replace(kFleet,
+                   "    nodeGroups:\n      - {name: b, count: 2, cpu: 64, memory: 512Gi, devices: "
+                   "{model: G2, count: 4}}\n",
+                   "    nodes:\n      - {name: w1-x, cpu: 64, memory: 512Gi, leaf: l1, spine: s1, "
+                   "devices: {model: G2, count: 4}}\n      - {name: w1-y, cpu: 64, memory: 512Gi, "
+                   "leaf: " +
+                       second_leaf + ", spine: " + second_spine +
+                       ", devices: {model: G2, count: 4}}\n");
+  };
+  s["7.4 leaf"] = place({{"fleet.yaml", w1_nodes("l1", "s1")}, {"jobs.yaml", gang}},
+                        {{"fleet.yaml", w1_nodes("l2", "s1")}, {"jobs.yaml", gang}});
+  s["7.4 spine"] = place({{"fleet.yaml", w1_nodes("l2", "s1")}, {"jobs.yaml", spine_gang}},
+                         {{"fleet.yaml", w1_nodes("l2", "s2")}, {"jobs.yaml", spine_gang}});
+  // Two devices within one island of a w1 node, islands of one device or of four.
+  const std::string in_island =
+      Replace(Replace(kJobs, "devices: {count: 2}", "devices: {count: 2, models: [G2]}"),
+              "    taskGroups:", "    gang: {require: island}\n    taskGroups:");
+  auto islands = [&](const std::string& per) {
+    return Replace(kFleet, "devices: {model: G2, count: 4}}",
+                   "devices: {model: G2, count: 4, perIsland: " + per + "}}");
+  };
+  s["7.3 perIsland"] = place({{"fleet.yaml", islands("4")}, {"jobs.yaml", in_island}},
+                             {{"fleet.yaml", islands("1")}, {"jobs.yaml", in_island}});
+  // A service's labels, matched by a rule that keeps the matching replicas off w1.
+  auto service = [&](const std::string& tier) {
+    return WithPolicies(
+        "  - {name: r, kind: constrain, match: {labels: {tier: web}}, denyClusters: [w1]}\n",
+        kFleet,
+        kJobs + "services:\n  - name: s\n    tenant: lab\n    labels: {tier: " + tier +
+            "}\n    replicas: {min: 1, max: 1}\n    replica: {cpu: 1, memory: 1Gi, devices: "
+            "{count: 1}}\n    latencySLO: 800ms\n    load: {peakRps: 10, rpsPerReplica: 10}\n");
+  };
+  s["14 labels"] = place(service("db"), service("web"));
   s["7.4 cordoned"] = place({{"fleet.yaml", w1_node("false")}, {"jobs.yaml", kJobs}},
                             {{"fleet.yaml", w1_node("true")}, {"jobs.yaml", kJobs}});
   return s;
@@ -484,12 +541,6 @@ const std::map<std::string, std::string> kNotYetProved = {
      "dead: candidates are ordered by model preference step first and every candidate of a "
      "step has the step's speed, so the weight adds the same to each"},
     {"13.3 minMembers", "dead: elastic gangs are not built; a gang starts whole"},
-    {"7.1 islandBandwidth", "no scenario yet (the communication model reads it)"},
-    {"7.3 perIsland", "no scenario yet (gangs required within an island)"},
-    {"7.4 leaf", "no scenario yet (explicit nodes' network position)"},
-    {"7.4 spine", "no scenario yet (explicit nodes' network position)"},
-    {"12.7 speed", "no scenario yet (a fallback model's speed: run time and budget)"},
-    {"14 labels", "no scenario yet (services matched by policy labels)"},
 };
 
 // Whether a TEST or TEST_F named `name` ("Suite.Name") is in the tests' sources.
