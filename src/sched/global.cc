@@ -8,6 +8,8 @@
 #include <optional>
 #include <tuple>
 
+#include "sched/communication.h"
+
 namespace tessera {
 namespace {
 
@@ -146,7 +148,9 @@ GlobalRequest MakeGlobalRequest(const Spec& spec, const RegionPaths& paths, cons
   GlobalRequest r;
   r.constraints = std::move(constraints);
   if (!cpu_only) r.model_steps = ModelPreference(spec, job, accepted);
+  r.job_class = job.job_class;
   for (const TaskGroup& g : job.task_groups) {
+    r.tasks += g.count;
     Milli each = g.request.devices.TotalMilli();
     r.devices += static_cast<Milli>(g.count) * each;
     r.largest_task = std::max(r.largest_task, each);
@@ -199,26 +203,32 @@ std::optional<Passed> ClusterGate(const Spec& spec, const ClusterSummaries& summ
 }
 
 // What a cluster has of a step's models now: in all, free, on its largest free node (and
-// leaf, when the job needs one), and their cheapest price.
+// leaf), and their cheapest price.
 struct StepRoom {
   Milli capacity = 0, free = 0, largest = 0, largest_leaf = 0;
   Milli cheapest = -1;
 };
 
-StepRoom RoomFor(const ClusterSummaries& summaries, const GlobalRequest& request, uint32_t c,
-                 ModelMask models) {
+StepRoom RoomFor(const ClusterSummaries& summaries, uint32_t c, ModelMask models) {
   StepRoom room;
   room.capacity = summaries.Capacity(c, models);
   room.free = summaries.Free(c, models);
   for (ModelMask m = models; m != 0; m &= m - 1) {
     uint16_t model = static_cast<uint16_t>(std::countr_zero(m));
     room.largest = std::max(room.largest, summaries.LargestNodeFree(c, model));
-    if (request.require == TopologyLevel::kLeaf)
-      room.largest_leaf = std::max(room.largest_leaf, summaries.LargestLeafFree(c, model));
+    room.largest_leaf = std::max(room.largest_leaf, summaries.LargestLeafFree(c, model));
     Milli price = summaries.Price(c, model);
     if (room.cheapest < 0 || price < room.cheapest) room.cheapest = price;
   }
   return room;
+}
+
+// The level a gang would span in a cluster with `room`, by its summary: one node when a node
+// has its devices free, one leaf switch when a leaf has, else a spine.
+TopologyLevel Spans(const GlobalRequest& request, const StepRoom& room) {
+  if (request.devices <= room.largest) return TopologyLevel::kNode;
+  if (request.devices <= room.largest_leaf) return TopologyLevel::kLeaf;
+  return TopologyLevel::kSpine;
 }
 
 // Why the step's `models` on cluster `c` cannot take the job now; nothing when they can.
@@ -305,7 +315,7 @@ GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
       const auto& [speed, step_models] = request.model_steps[step];
       ModelMask models = step_models & only & summaries.models(c);
       if (models == 0) continue;
-      const StepRoom room = RoomFor(summaries, request, c, models);
+      const StepRoom room = RoomFor(summaries, c, models);
       if (std::optional<Passed> why = StepRefusal(summaries, request, c, models, room)) {
         if (!first_why) first_why = why;
         continue;
@@ -313,7 +323,9 @@ GlobalChoice ChooseClusters(const Spec& spec, const ClusterSummaries& summaries,
       ClusterScore s = base;
       s.models = models;
       s.step = step;
-      s.speed = request.w_speed * static_cast<double>(speed) / 1000.0;
+      s.speed = request.w_speed * static_cast<double>(speed) / 1000.0 *
+                CommunicationFactor(spec.clusters[c].interconnect, Spans(request, room),
+                                    request.job_class, request.tasks);
       s.cost = summaries.max_price() > 0 ? -request.w_cost * static_cast<double>(room.cheapest) /
                                                static_cast<double>(summaries.max_price())
                                          : 0.0;

@@ -14,7 +14,9 @@
 //   1. tier, in the job's tier order (dedicated, shared, elastic by default);
 //   2. the step of the model preference (the job's own list by speed, else the first
 //      matching `fallback` rule's order, else the catalog's speed for the job's class);
-//   3. score, highest first: the weights rule's speed x the step's speed, minus cost x the
+//   3. score, highest first: the weights rule's speed x the step's speed x the communication
+//      model's factor for the level the gang would span there (sched/communication.h: a
+//      gang over several nodes runs faster on a better fabric), minus cost x the
 //      cheapest price there over the fleet's highest price, minus locality x the time to bring
 //      the job's datasets there over (that time + 1 h), plus balance x the cluster's free
 //      share of those models;
@@ -47,6 +49,8 @@ struct GlobalRequest {
   TopologyLevel require = TopologyLevel::kCluster;
   Milli largest_task = 0;  // device milli of its largest task (one node)
   Milli largest_task_cpu = 0;
+  WorkloadClass job_class = WorkloadClass::kBatch;  // for the communication model
+  int32_t tasks = 0;
   std::vector<Millis> transfer;  // by cluster: time to bring the job's datasets there
   double w_speed = 1, w_cost = 1, w_locality = 1, w_balance = 1, w_spread = 1;
   // The share of the job's own pending demand in each (cluster, model) queue pressure it
