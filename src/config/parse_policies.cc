@@ -142,8 +142,11 @@ void ParseFallback(YamlMap& m, size_t pi) {
   SpecBuilder& b = m.builder();
   b.spec.policies[pi].body = FallbackRule{};
   m.List("order", Need::kRequired, [&](const YAML::Node& n, const FieldPath& p, size_t k) {
-    // No speed given: the catalog's for the job's class (FallbackRule::order).
-    Body<FallbackRule>(b.spec, pi).order.push_back({DeviceModelId(0), 0});
+    // The model is set when its name resolves; no speed given: the catalog's for the job's
+    // class (FallbackRule::order).
+    ModelChoice choice;
+    choice.speed = 0;
+    Body<FallbackRule>(b.spec, pi).order.push_back(choice);
     auto assign = [pi, k](Spec& s, uint32_t id) {
       Body<FallbackRule>(s, pi).order[k].model = DeviceModelId(id);
     };

@@ -573,6 +573,13 @@ regions:
     order: [H800, {model: H800, speed: 0.5}]
 )Y",
      1, "case.yaml:4:19: policies[0].order[1]", "model \"H800\" is listed twice"},
+    // Unknown models named twice: the duplicate check must not look them up (a fuzzer's find).
+    {"policy_fallback_unknown_twice", R"Y(policies:
+  - name: p1
+    kind: fallback
+    order: [X9, {model: X9, speed: 0.5}]
+)Y",
+     2, "case.yaml:4:13: policies[0].order[0]", "unknown device model \"X9\""},
     {"policy_field_of_other_kind", R"Y(policies:
   - name: p1
     kind: constrain
