@@ -440,16 +440,14 @@ std::shared_ptr<const JobConstraints> Engine::ReplicaRegion(const Compiled& c) c
 
 GangResult Engine::PlaceGuarded(JobRecord& j, Compiled& c, ModelMask mask, CycleState& cs,
                                 const char* why_mask) {
-  bool cpu_only = true;
-  for (const GangGroup& g : c.gang.groups)
-    cpu_only = cpu_only && g.shape.cpu_only();
+  // A CPU-only job (no device models) tries CPU-only nodes first.
   static constexpr TaskShape::Guard kCpuGuards[] = {
       TaskShape::kCpuNodesOnly, TaskShape::kKeepDevicesFed, TaskShape::kNoGuard};
   static constexpr TaskShape::Guard kDeviceGuards[] = {TaskShape::kKeepDevicesFed,
                                                        TaskShape::kNoGuard};
   const std::span<const TaskShape::Guard> guards =
-      cpu_only ? std::span<const TaskShape::Guard>(kCpuGuards)
-               : std::span<const TaskShape::Guard>(kDeviceGuards);
+      c.mask == 0 ? std::span<const TaskShape::Guard>(kCpuGuards)
+                  : std::span<const TaskShape::Guard>(kDeviceGuards);
   GangResult r;
   for (size_t i = 0; i < guards.size(); ++i) {
     r = PlaceAcrossClusters(j, c, mask, cs, why_mask, guards[i]);

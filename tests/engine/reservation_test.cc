@@ -142,17 +142,12 @@ TEST(ReservationReclaim, AVictimPutBackMayNotBreakTheHold) {
   // refuses, so a reclaims from b. With b's job released the best fit is the other node's 3
   // free devices, so b's job is not on a's nodes — but putting it back would bring others'
   // usage to 6 of 4: it stays preempted, and the hold holds.
-  Harness h("fifo", /*backfill=*/true, R"(deviceModels:
-  - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
-regions:
-  - name: r
-clusters:
-  - name: c
-    region: r
-    tier: dedicated
-    nodeGroups:
-      - {name: n, count: 2, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}
-tenants:
+  Harness h(
+      "fifo", /*backfill=*/true,
+      testing::G1Fleet(
+          R"(      - {name: n, count: 2, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}
+)",
+          R"(tenants:
   - name: org
     quotas: {G1: {guaranteed: 8}}
     children:
@@ -165,7 +160,7 @@ policies:
     model: G1
     count: 4
     lendPreemptibly: true
-)");
+)"));
   auto job = [&](const std::string& name, const std::string& tenant, int32_t tasks,
                  WorkloadClass cls) {
     Job j = MakeJob(h.spec, name, tasks, 10 * kHour);

@@ -10,6 +10,7 @@
 
 #include "config/loader.h"
 #include "sim/workload.h"
+#include "testutil/g1_fleet.h"
 
 namespace tessera {
 namespace {
@@ -100,17 +101,12 @@ TEST(Synthetic, JobsAskForGpusAndNpusInProportionToTheFleet) {
 // the devices of project y, so it submits three times the jobs; z, guaranteed nothing, only
 // borrows, and is drawn as if guaranteed one device.
 TEST(Synthetic, TenantsAreDrawnInProportionToTheDevicesTheirQuotasGuarantee) {
-  LoadResult loaded = LoadSpecTexts({{"fleet.yaml", R"(deviceModels:
-  - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
-regions:
-  - name: r
-clusters:
-  - name: c
-    region: r
-    tier: dedicated
-    nodeGroups:
-      - {name: g, count: 16, cpu: 64, memory: 512Gi, devices: {model: G1, count: 8}}
-tenants:
+  LoadResult loaded = LoadSpecTexts(
+      {{"fleet.yaml",
+        testing::G1Fleet(
+            R"(      - {name: g, count: 16, cpu: 64, memory: 512Gi, devices: {model: G1, count: 8}}
+)",
+            R"(tenants:
   - name: org
     quotas: {G1: {guaranteed: 128}}
     children:
@@ -120,7 +116,7 @@ tenants:
         quotas: {G1: {guaranteed: 32}}
       - name: z
         quotas: {G1: {limit: 16}}
-)"}});
+)")}});
   ASSERT_TRUE(loaded.spec.has_value()) << loaded.diagnostics.ToString();
   const Spec& spec = *loaded.spec;
   ImportOptions o;
