@@ -43,6 +43,9 @@ struct RunOrder {
     std::string run_as_user, run_as_group;  // the host user to run as ("" = none named)
   };
   std::vector<Task> tasks;
+  // The job's tasks: an elastic gang's run may hold fewer than all of them (tasks grow later),
+  // and it has ended only when every one of them exited 0. 0 = tasks.size().
+  int32_t task_count = 0;
 };
 
 // A run that ended on its own, as its tasks reported.

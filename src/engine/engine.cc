@@ -13,6 +13,19 @@
 
 namespace tessera {
 
+namespace {
+
+// The device share of `placements`, all together.
+Milli MilliOf(const std::vector<Placement>& placements) {
+  Milli sum = 0;
+  for (const Placement& p : placements)
+    for (const DeviceUse& u : p.devices)
+      sum += u.milli;
+  return sum;
+}
+
+}  // namespace
+
 Engine::Engine(const Spec& spec, CellState cell, Scorer& scorer, const OrderingPolicy& ordering,
                Store& store, Backend& backend, const Clock& clock, Rng& rng, EngineOptions options,
                const RuleScorers& rule_scorers)
@@ -126,9 +139,14 @@ Status Engine::Adopt(JobId id, std::vector<Placement> placements, TimeMs first_s
   if (j.state != JobState::kPending || j.reason != PendingReason::kNew) {
     return FailedPrecondition("only a job just submitted can be adopted");
   }
-  if (placements.size() != static_cast<size_t>(j.task_count)) {
-    return InvalidArgument(std::to_string(placements.size()) + " placements for " +
-                           std::to_string(j.task_count) + " tasks");
+  // An elastic gang's run may have any number of its tasks from its minimum on.
+  const int32_t least = compiled_[id.value()]->start_tasks;
+  if (placements.size() < static_cast<size_t>(least) ||
+      placements.size() > static_cast<size_t>(j.task_count)) {
+    return InvalidArgument(
+        std::to_string(placements.size()) + " placements for " + std::to_string(j.task_count) +
+        " tasks" +
+        (least < j.task_count ? " (at least " + std::to_string(least) + ")" : std::string()));
   }
   CellState::Proposal proposal(cell_);
   for (size_t i = 0; i < placements.size(); ++i) {
@@ -254,7 +272,14 @@ void Engine::RunDue() {
 
 void Engine::OrderLaunch(const JobRecord& j, TimeMs now) {
   launch_order_[j.id.value()] = orders_.size();
-  orders_.push_back({true, now, j.id, nullptr});
+  orders_.push_back({BackendOrder::kLaunch, now, j.id, nullptr});
+}
+
+void Engine::OrderGrow(const JobRecord& j, size_t first_new, TimeMs now) {
+  // A run launched in this batch is launched as it is when the batch ends, grown already.
+  if (launch_order_.count(j.id.value())) return;
+  orders_.push_back(
+      {BackendOrder::kGrow, now, j.id, std::make_shared<const JobRecord>(j), first_new});
 }
 
 void Engine::OrderStop(const JobRecord& j, TimeMs now) {
@@ -264,7 +289,7 @@ void Engine::OrderStop(const JobRecord& j, TimeMs now) {
     orders_[launch->second].as_was = as_was;
     launch_order_.erase(launch);
   }
-  orders_.push_back({false, now, j.id, std::move(as_was)});
+  orders_.push_back({BackendOrder::kStop, now, j.id, std::move(as_was)});
 }
 
 void Engine::SendOrders() {
@@ -274,11 +299,17 @@ void Engine::SendOrders() {
   launch_order_.clear();
   for (const BackendOrder& o : orders) {
     const JobRecord& j = o.as_was ? *o.as_was : jobs_[o.job.value()];
-    if (o.launch) {
-      CHECK(o.as_was || j.running()) << "launching " << j.job.name << ", which does not run";
-      backend_.Launch(j, o.now);
-    } else {
-      backend_.Stop(j, o.now);
+    switch (o.kind) {
+      case BackendOrder::kLaunch:
+        CHECK(o.as_was || j.running()) << "launching " << j.job.name << ", which does not run";
+        backend_.Launch(j, o.now);
+        break;
+      case BackendOrder::kStop:
+        backend_.Stop(j, o.now);
+        break;
+      case BackendOrder::kGrow:
+        backend_.Grow(j, o.first_new, o.now);
+        break;
     }
   }
 }
@@ -395,6 +426,7 @@ void Engine::Cycle() {
   ledger_.Roll(cs.now);
   if (!idle_.empty()) ReclaimIdle(cs.now);
   if (pending_count_ > 0) PlacePending(cs);
+  if (!growing_.empty()) GrowElastic(cs);
   if (ordering_.speed_aware() && !cs.blocked) MigrateToFasterModels(cs);
 }
 
@@ -453,9 +485,11 @@ void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs n
   for (const Placement& p : j.placements) {
     AdjustFree(p.node, p, -1);
   }
-  allocated_milli_ += j.device_milli;
+  j.run_milli = MilliOf(j.placements);
+  allocated_milli_ += j.run_milli;
   if (holds_.size()) holds_.Charge(j.placements, compiled_[j.id.value()]->holds, j.preemptible, 1);
   TrackRunning(j, true);
+  if (j.placements.size() < static_cast<size_t>(j.task_count)) growing_.insert(j.id.value());
   if (j.estimated_end != kNever) ends_.insert({j.estimated_end, j.id.value()});
   ledger_.Begin(j.id.value(), BudgetKeyOf(j, *compiled_[j.id.value()]), ledger_.Rate(j.placements),
                 now, j.estimated_end);
@@ -478,6 +512,11 @@ void Engine::ExplainAs(const JobRecord& j, uint32_t refused) {
   if (it != explained_.end()) explained_[j.id.value()] = it->second;
 }
 
+Millis Engine::Progress(const JobRecord& j, Millis ran) {
+  const double share = MembersShare(j.placements.size(), j.task_count);
+  return share >= 1.0 ? ran : static_cast<Millis>(static_cast<double>(ran) * share);
+}
+
 Millis Engine::RuntimeLeft(const JobRecord& j) {
   return j.job.runtime ? std::max<Millis>(0, *j.job.runtime - j.kept_ms) : -1;
 }
@@ -488,6 +527,9 @@ TimeMs Engine::EstimatedEnd(const JobRecord& j, TimeMs now, Milli speed) const {
   // The declared runtime is on the reference device (speed 1000): a run on a model at 0.6 takes
   // 1/0.6 as long, one at 1.9 about half as long.
   if (speed > 0) left = left * kMilliPerUnit / speed;
+  // An elastic gang short of tasks goes at its members' share of the pace.
+  const double share = MembersShare(j.placements.size(), j.task_count);
+  if (share < 1.0) left = static_cast<Millis>(static_cast<double>(left) / share);
   return now + std::max<Millis>(1000, left);
 }
 
@@ -527,7 +569,8 @@ void Engine::RetakeDevices(JobRecord& j) {
 }
 
 void Engine::ForgetRun(JobRecord& j) {
-  allocated_milli_ -= j.device_milli;
+  allocated_milli_ -= j.run_milli;
+  growing_.erase(j.id.value());
   TrackRunning(j, false);
   if (j.estimated_end != kNever) ends_.erase({j.estimated_end, j.id.value()});
 }
@@ -536,10 +579,10 @@ void Engine::StopRun(JobRecord& j, TimeMs now, bool lose_since_checkpoint) {
   Millis elapsed = std::max<Millis>(0, now - j.last_start);
   Millis lost =
       lose_since_checkpoint ? LostSinceCheckpoint(j.last_start, now, j.job.checkpoint_interval) : 0;
-  double milli = static_cast<double>(j.device_milli) / kMilliPerUnit;
+  double milli = static_cast<double>(j.run_milli) / kMilliPerUnit;
   j.run_ms += elapsed;
   j.attained_device_ms += static_cast<double>(elapsed) * milli;
-  j.kept_ms += elapsed - lost;
+  j.kept_ms += Progress(j, elapsed - lost);
   j.lost_device_ms += static_cast<double>(lost) * milli;
   ledger_.End(j.id.value(), now);
   j.placements.clear();

@@ -233,6 +233,27 @@ class Engine final : public EventSink {
   // job) in a cluster the job may use now.
   bool Frees(const JobRecord& v, const Compiled& c, ModelMask mask, bool waiting) const;
   void MigrateToFasterModels(CycleState& cs);
+  // Elastic gangs (gang.minMembers): each running one short of tasks takes more as room
+  // appears, in submission order, after the cycle's waiting jobs had their turn and never
+  // into the devices the head job's reservation needs (engine_elastic.cc).
+  void GrowElastic(CycleState& cs);
+  // An elastic gang placed to start (its first gang.minMembers tasks) takes as many more of
+  // its tasks as fit beside them now (MoreTasks).
+  void Widen(JobRecord& j, GangResult& placed);
+  // The elastic gang's next tasks after `run` (its placements so far, `charged` to the quota
+  // or not yet), as many as fit one after another beside it — on the run's cluster and
+  // models, within the domain its gang rule requires, on its own nodes first — and as its
+  // quota and the reservation holds allow. Committed to the cell; the caller adds them to the
+  // run (Start) or grows the run by them (Grow).
+  std::vector<Placement> MoreTasks(JobRecord& j, Compiled& c, const std::vector<Placement>& run,
+                                   bool charged);
+  // The task shape of an elastic gang's task `task` (beyond its start) on `models` of
+  // `cluster`, under `guard` (interned once).
+  const TaskShape& GrowthShape(Compiled& c, int32_t task, ModelMask models, uint32_t cluster,
+                               TaskShape::Guard guard);
+  // The running job `j` takes `added` (committed to the cell) as its next tasks: a new
+  // generation whose progress carries on, logged as `grow`.
+  void Grow(JobRecord& j, std::vector<Placement> added, TimeMs now);
   void ReclaimIdle(TimeMs now);
   // The speed of the job's current run: its slowest task's device model.
   Milli RunSpeed(const JobRecord& j) const;
@@ -305,6 +326,9 @@ class Engine final : public EventSink {
   void ExplainAs(const JobRecord& j, uint32_t refused);
   // The declared runtime the job has still to run (reference-device time); -1 without one.
   static Millis RuntimeLeft(const JobRecord& j);
+  // The progress (in runtime) a current run of `j` made in `ran` ms of wall time: all of it,
+  // or an elastic gang's share while it runs short of tasks (MembersShare).
+  static Millis Progress(const JobRecord& j, Millis ran);
   void ScheduleTick(TimeMs now);
   // The backend is told what a batch (RunDue's events and cycle, an adoption) decided once the
   // batch is done, never from inside it: the orders wait in `orders_`, in the order they were
@@ -313,6 +337,8 @@ class Engine final : public EventSink {
   // when sent, unless its run was stopped in the same batch.
   void OrderLaunch(const JobRecord& j, TimeMs now);
   void OrderStop(const JobRecord& j, TimeMs now);
+  // A grow carries the record as it was when the run grew, and the run's first new task.
+  void OrderGrow(const JobRecord& j, size_t first_new, TimeMs now);
   void SendOrders();
   void Record(const JobRecord& j) { store_.PutJob(j); }
   // Appends one line to the store's decision log (`nodes`: a start's distinct nodes).
@@ -360,10 +386,11 @@ class Engine final : public EventSink {
   EventQueue events_;
   // What the backend is to be told once the batch is done (OrderLaunch, OrderStop).
   struct BackendOrder {
-    bool launch = false;  // else a stop
+    enum Kind : uint8_t { kLaunch, kStop, kGrow } kind = kLaunch;
     TimeMs now = 0;
     JobId job;
     std::shared_ptr<const JobRecord> as_was;  // the record at the stop; null: read when sent
+    size_t first_new = 0;                     // a grow's first new task
   };
   std::vector<BackendOrder> orders_;
   std::unordered_map<uint32_t, size_t> launch_order_;  // job -> its launch in orders_
@@ -395,8 +422,9 @@ class Engine final : public EventSink {
   JobSets running_by_priority_;
   JobSets preemptible_by_priority_;
   std::map<int32_t, uint32_t> priority_sets_;  // priority -> its set in the two above
-  std::set<uint32_t> idle_;  // running jobs idle by their idle-reclaim rule, not yet acted on
-  std::set<uint32_t> slow_;  // running jobs at least 1.25x faster on another of their models
+  std::set<uint32_t> idle_;     // running jobs idle by their idle-reclaim rule, not yet acted on
+  std::set<uint32_t> slow_;     // running jobs at least 1.25x faster on another of their models
+  std::set<uint32_t> growing_;  // running elastic gangs that have not all their tasks
   std::set<std::pair<TimeMs, uint32_t>> ends_;  // running jobs by estimated end
   std::vector<bool> node_up_;
   std::vector<bool> cordoned_;

@@ -22,8 +22,14 @@ struct Engine::Compiled : CompiledJob {
   explicit Compiled(CompiledJob c) : CompiledJob(std::move(c)) {}
   bool in_speed_pool = false;  // counted in the engine's speed_pool_
   Milli run_speed = 0;         // of the current run
-  std::map<std::tuple<ModelMask, uint32_t, TaskShape::Guard>, GangRequest>
-      variants;  // by (models, scope, guard)
+  std::map<std::tuple<ModelMask, uint32_t, TaskShape::Guard, bool>, GangRequest>
+      variants;  // by (models, scope, guard, whole)
+  // An elastic gang is tried whole first (TryStart): while set, its placement asks for every
+  // task (whole_gang, whole_global) instead of its start.
+  bool whole = false;
+  // An elastic gang's growth shapes (Engine::GrowthShape), by (growth group, models,
+  // cluster, guard).
+  std::map<std::tuple<int32_t, ModelMask, uint32_t, TaskShape::Guard>, TaskShape> growth_shapes;
 };
 
 struct Engine::CycleState {

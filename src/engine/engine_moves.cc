@@ -87,7 +87,8 @@ void Engine::TrackRunning(const JobRecord& j, bool running) {
   running_by_priority_.Insert(klass, id);
   if (j.preemptible) preemptible_by_priority_.Insert(klass, id);
   c.run_speed = RunSpeed(j);
-  if (c.by_speed.size() >= 2 && c.run_speed > 0 &&
+  // An elastic gang is not moved: a move places its start again, not the tasks it grew.
+  if (!c.elastic() && c.by_speed.size() >= 2 && c.run_speed > 0 &&
       FastEnoughToMove(c.speed_of[c.by_speed.front()], c.run_speed)) {
     slow_.insert(id);
   }

@@ -123,7 +123,7 @@ void Engine::PlacePending(CycleState& cs) {
       const Reservation& r = *cs.reservation;
       std::optional<Millis> left;
       if (j.job.runtime) left = *j.job.runtime - j.kept_ms;
-      passing = MayBackfill(r, c.mask, j.device_milli, left, cs.now);
+      passing = MayBackfill(r, c.mask, c.start_milli, left, cs.now);
       if (passing->pass == BackfillPass::kRefused) {
         j.reason = PendingReason::kReservation;
         j.detail = "would delay the reservation of " + jobs_[r.head].job.name;
@@ -174,10 +174,11 @@ std::vector<uint16_t> Engine::ByAdvantage(const Compiled& c) const {
 const GangRequest& Engine::Variant(Compiled& c, ModelMask mask, uint32_t scope,
                                    TaskShape::Guard guard) {
   if (c.mask == 0) mask = c.mask;
-  if (mask == c.mask && scope == 0 && guard == TaskShape::kNoGuard) return c.gang;
-  auto it = c.variants.find({mask, scope, guard});
+  const GangRequest& base = c.whole ? c.whole_gang : c.gang;
+  if (mask == c.mask && scope == 0 && guard == TaskShape::kNoGuard) return base;
+  auto it = c.variants.find({mask, scope, guard, c.whole});
   if (it != c.variants.end()) return it->second;
-  GangRequest g = c.gang;
+  GangRequest g = base;
   for (GangGroup& group : g.groups) {
     if (scope != 0) group.shape.scope = scope;
     if (!group.shape.cpu_only()) group.shape.models &= mask;
@@ -187,7 +188,8 @@ const GangRequest& Engine::Variant(Compiled& c, ModelMask mask, uint32_t scope,
                             : guard;
     shapes_.Intern(group.shape);
   }
-  return c.variants.emplace(std::make_tuple(mask, scope, guard), std::move(g)).first->second;
+  return c.variants.emplace(std::make_tuple(mask, scope, guard, c.whole), std::move(g))
+      .first->second;
 }
 
 Milli Engine::RunSpeed(const JobRecord& j) const {
@@ -218,8 +220,24 @@ PendingReason Engine::TryStart(JobRecord& j, CycleState& cs) {
     return j.reason;
   }
   ++counters_.placements_tried;
+  if (c.elastic()) {
+    // All its tasks together when they fit now (they sit as a whole gang would); else its
+    // start, judged afresh: what the whole job could not have is no verdict on the start.
+    compiled_[j.id.value()]->whole = true;
+    Admitted whole = PlaceWithQuota(j, cs);
+    compiled_[j.id.value()]->whole = false;
+    if (whole.placed) {
+      Start(j, std::move(*whole.placed), cs.blocked ? "backfill" : "order", cs.now);
+      return PendingReason::kNone;
+    }
+    if (j.reason == PendingReason::kInfeasible) {
+      j.reason = PendingReason::kResources;
+      Press(j, +1);
+    }
+  }
   Admitted admitted = PlaceWithQuota(j, cs);
   if (admitted.placed) {
+    if (c.elastic()) Widen(j, *admitted.placed);
     Start(j, std::move(*admitted.placed), cs.blocked ? "backfill" : "order", cs.now);
     return PendingReason::kNone;
   }
@@ -372,7 +390,9 @@ std::vector<Milli> Engine::PerModel(const std::vector<Placement>& placements) co
 
 std::vector<Milli> Engine::RequestPerModel(const JobRecord& j, size_t model) const {
   std::vector<Milli> per(cell_.model_count(), 0);
-  per[model] = j.device_milli;
+  // An elastic gang tried whole asks for all its tasks, else for its start.
+  const Compiled& c = *compiled_[j.id.value()];
+  per[model] = c.whole ? c.device_milli : c.start_milli;
   return per;
 }
 
@@ -483,9 +503,11 @@ GangResult Engine::PlaceAcrossClusters(JobRecord& j, Compiled& c, ModelMask mask
     request = &in_region;
   }
   static const std::vector<int32_t> kNoSiblings;
-  GlobalChoice choice =
-      ChooseClusters(spec_, summaries_, *request, mask, blocked,
-                     c.spread_group ? spread_.by_cluster(*c.spread_group) : kNoSiblings);
+  const std::vector<int32_t>& siblings =
+      c.spread_group ? spread_.by_cluster(*c.spread_group) : kNoSiblings;
+  // An elastic gang tried whole asks for all its tasks.
+  if (c.whole && c.whole_global) request = &*c.whole_global;
+  GlobalChoice choice = ChooseClusters(spec_, summaries_, *request, mask, blocked, siblings);
   if (why_mask != nullptr) choice.why_only = why_mask;
   std::string fell_back;
   for (const ClusterScore& s : choice.candidates) {
@@ -593,7 +615,8 @@ std::optional<Reservation> Engine::ComputeReservation(const JobRecord& head, Tim
     }
     return sum;
   };
-  return ReserveForHead(head.id.value(), mask, head.device_milli, free, now, ends_, frees);
+  return ReserveForHead(head.id.value(), mask, compiled_[head.id.value()]->start_milli, free, now,
+                        ends_, frees);
 }
 
 }  // namespace tessera

@@ -102,7 +102,7 @@ QuotaRoom Engine::QuotaRoomFor(const JobRecord& j, const Compiled& c, ModelMask 
   Milli smallest = std::numeric_limits<Milli>::max();
   for (const GangGroup& g : c.gang.groups)
     if (!g.shape.cpu_only()) smallest = std::min(smallest, g.shape.total_milli());
-  return tessera::QuotaRoomFor(quotas_, j.job.tenant, mask, j.device_milli, smallest);
+  return tessera::QuotaRoomFor(quotas_, j.job.tenant, mask, c.start_milli, smallest);
 }
 
 bool Engine::RoomInScope(const JobRecord& j, const Compiled& c, ModelMask mask, TimeMs now,
@@ -121,14 +121,14 @@ bool Engine::RoomInScope(const JobRecord& j, const Compiled& c, ModelMask mask, 
       if ((mask >> m) & 1) free += free_by_model_[m];
     for (size_t cl = 0; freed && cl < spec_.clusters.size(); ++cl)
       free += released(cl);
-    return free >= j.device_milli;
+    return free >= c.start_milli;
   }
   // A gang stays within one cluster: one cluster it may use must hold its devices.
   const bool waiting = ElasticClosed(j, c, now);
   for (size_t cl = 0; cl < spec_.clusters.size(); ++cl) {
     if (c.global->constraints->verdicts[cl]) continue;
     if (waiting && spec_.clusters[cl].tier == ClusterTier::kElastic) continue;
-    if (summaries_.Free(static_cast<uint32_t>(cl), mask) + released(cl) >= j.device_milli)
+    if (summaries_.Free(static_cast<uint32_t>(cl), mask) + released(cl) >= c.start_milli)
       return true;
   }
   return false;
@@ -166,7 +166,7 @@ std::vector<VictimCandidate> Engine::VictimCandidates(const JobRecord& j, const 
     if (!Frees(v, c, mask, waiting) || !MayPreempt(j, v, reclaim, now, holds)) return;
     double lost =
         static_cast<double>(LostSinceCheckpoint(v.last_start, now, v.job.checkpoint_interval)) *
-        static_cast<double>(v.device_milli);
+        static_cast<double>(v.run_milli);
     candidates.push_back({v.priority, lost, v.key, id});
   };
   if (reclaim == 0) {
@@ -270,6 +270,7 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
     const size_t i = std::find(released.begin(), released.end(), id) - released.begin();
     StopVictim(v, j, cause, grace, std::move(saved[i]), cs);
   }
+  if (c.elastic()) Widen(j, *placed);
   Start(j, std::move(*placed), "preempted " + std::to_string(victims.size()) + " job(s)", cs.now,
         victims.empty() ? 0 : grace);
   return true;

@@ -69,6 +69,9 @@ struct JobRecord {
   bool preemptible = false;
   int32_t task_count = 0;
   Milli device_milli = 0;  // device share of one run, all tasks together
+  // Device share of the current run: device_milli, or less while an elastic gang's run has
+  // only some of its tasks (placements.size() < task_count).
+  Milli run_milli = 0;
 
   TimeMs submitted = 0;
   // Its place in first-come order: the submission, or when an idle reclaim sent it to the back.
@@ -87,8 +90,9 @@ struct JobRecord {
   Millis kept_ms = 0;             // running time not thrown away (progress, in wall time)
   TimeMs estimated_end = 0;       // of the current run, from the runtime estimate
 
-  // The current run: one placement per task, the level the gang spans, the run's
-  // generation (events of an older run are ignored).
+  // The current run: one placement per task it has (every task, or an elastic gang's first
+  // ones, in task order), the level the gang spans, the run's generation (events of an older
+  // run are ignored; an elastic gang's growth starts a new one).
   std::vector<Placement> placements;
   TopologyLevel level = TopologyLevel::kAny;
   uint64_t generation = 0;
@@ -110,6 +114,15 @@ struct JobRecord {
 
   bool running() const { return state == JobState::kRunning; }
 };
+
+// The share of the job's work a run of `members` of its `tasks` tasks does per unit of time:
+// an elastic gang short of tasks progresses at members / tasks of its whole pace (its data
+// parallelism, or its array's tasks, split among fewer workers). 1 without a run (no members).
+inline double MembersShare(size_t members, int32_t tasks) {
+  return members == 0 || tasks <= 0 || members >= static_cast<size_t>(tasks)
+             ? 1.0
+             : static_cast<double>(members) / static_cast<double>(tasks);
+}
 
 // Work a run loses when stopped at `now` without a final checkpoint: everything since the
 // last periodic checkpoint, or since the start when the job never checkpoints.

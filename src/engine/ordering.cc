@@ -5,7 +5,7 @@ namespace tessera {
 double AttainedService(const JobRecord& job, TimeMs now) {
   double a = job.attained_device_ms;
   if (job.running() && now > job.last_start) {
-    a += static_cast<double>(now - job.last_start) * static_cast<double>(job.device_milli) /
+    a += static_cast<double>(now - job.last_start) * static_cast<double>(job.run_milli) /
          kMilliPerUnit;
   }
   return a;

@@ -20,6 +20,8 @@ std::string_view DecisionKindName(DecisionKind k) {
       return "fail";
     case DecisionKind::kCancel:
       return "cancel";
+    case DecisionKind::kGrow:
+      return "grow";
   }
   return "?";
 }

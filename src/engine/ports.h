@@ -20,7 +20,8 @@ enum class DecisionKind : uint8_t {
   kFinish,
   kFail,
   kCancel,
-  kIdle  // an idle-reclaim rule's notice: the run's devices idle past the rule's threshold
+  kIdle,  // an idle-reclaim rule's notice: the run's devices idle past the rule's threshold
+  kGrow   // an elastic gang's run took more of its tasks (`nodes`: the new tasks' nodes)
 };
 std::string_view DecisionKindName(DecisionKind k);
 
@@ -31,7 +32,7 @@ struct Decision {
   JobId job;
   std::string reason;  // e.g. "backfill", "preempted-by:job-17 priority", "node-lost:n3"
   TopologyLevel level = TopologyLevel::kAny;
-  std::vector<uint32_t> nodes;  // distinct CellState nodes of the run (kStart)
+  std::vector<uint32_t> nodes;  // distinct CellState nodes of the run (kStart), new tasks' (kGrow)
   std::string where;            // kStart on several clusters: why this cluster (JobRecord::where)
   std::vector<std::pair<uint16_t, Milli>> devices;  // kStart: milli-devices of the run by model
 };
@@ -55,6 +56,13 @@ class Backend {
   // Stops the current run (preempted, cancelled, node lost), giving it job.stop_grace to
   // checkpoint and exit. No event follows.
   virtual void Stop(const JobRecord& job, TimeMs now) = 0;
+  // An elastic gang's run took more tasks: job.placements from `first_new` on are new and
+  // start now; the tasks before them go on running. The run's generation is new (its
+  // completion is reported with it; the run now progresses at the rate of all its tasks).
+  virtual void Grow(const JobRecord& job, size_t first_new, TimeMs now) = 0;
+  // Whether the backend can grow the job's current run (else an elastic gang keeps the tasks
+  // it started with until its next start).
+  virtual bool CanGrow(const JobRecord&) const { return true; }
 };
 
 // The in-memory store: what tests and the simulator use.

@@ -30,8 +30,11 @@ double RunSpeed(const Spec& spec, const CellState& cell, const JobRecord& job) {
   }
   if (job.placements.empty()) return speed;
   const Cluster& cluster = spec.cluster(spec.node(cell.spec_node(job.placements[0].node)).cluster);
-  return std::max(1.0, speed * CommunicationFactor(cluster.interconnect, job.level,
-                                                   job.job.job_class, job.task_count));
+  // An elastic gang short of tasks goes at its members' share of the pace.
+  return std::max(1.0, speed *
+                           CommunicationFactor(cluster.interconnect, job.level, job.job.job_class,
+                                               static_cast<int32_t>(job.placements.size())) *
+                           MembersShare(job.placements.size(), job.task_count));
 }
 
 }  // namespace tessera

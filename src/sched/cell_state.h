@@ -151,6 +151,10 @@ class CellState {
   const std::vector<uint32_t>& domain_nodes(TopologyLevel level, size_t d) const {
     return domains_[DomainLevel(level)][d].nodes;
   }
+  // The domain of `level` that holds `node`.
+  size_t domain_of(TopologyLevel level, uint32_t node) const {
+    return node_domain_[DomainLevel(level)][node];
+  }
   // Free milli of the devices whose model is in `mask`, and free CPU.
   Milli DomainFreeDevices(TopologyLevel level, size_t d, ModelMask mask) const;
   Milli DomainFreeCpu(TopologyLevel level, size_t d) const {

@@ -45,11 +45,11 @@ void CheckLimits(const JobStanding& standing, const CompileTables& t, CompiledJo
   for (size_t m = 0; m < t.model_present.size() && c.mask != 0; ++m) {
     if (!((c.mask >> m) & 1)) continue;
     Milli limit = standing.limit(m);
-    if (limit < 0 || limit >= c.device_milli) return;
+    if (limit < 0 || limit >= c.start_milli) return;
     over += (over.empty() ? "" : ", ") + FormatMilli(limit) + " " + t.spec.device_models[m].name;
   }
   if (!over.empty()) {
-    c.over_limit = "the job's " + FormatMilli(c.device_milli) +
+    c.over_limit = "the job's " + FormatMilli(c.start_milli) +
                    " devices exceed its tenant's limit (" + over + ")";
   }
 }
@@ -76,6 +76,19 @@ void CompileGlobal(const Job& job, std::shared_ptr<const JobConstraints> constra
   if (!burst.empty()) c.burst = burst.front();
 }
 
+// The job as its first `tasks` tasks (an elastic gang's start).
+Job FirstTasks(const Job& job, int32_t tasks) {
+  Job first = job;
+  first.task_groups.clear();
+  for (const TaskGroup& g : job.task_groups) {
+    if (tasks == 0) break;
+    TaskGroup& kept = first.task_groups.emplace_back(g);
+    kept.count = std::min(g.count, tasks);
+    tasks -= kept.count;
+  }
+  return first;
+}
+
 }  // namespace
 
 CompiledJob CompileJob(const Job& job, JobId id, const JobStanding& standing,
@@ -87,24 +100,54 @@ CompiledJob CompileJob(const Job& job, JobId id, const JobStanding& standing,
   std::shared_ptr<const JobConstraints> constraints =
       tables.constraints.Intern(CompileConstraints(tables.spec, job));
   const uint32_t scope = tables.scopes.Intern(constraints->verdicts);
+  // An elastic gang (0 < minMembers < tasks) starts with its first minMembers tasks.
+  const int32_t all = job.TaskCount();
+  const int32_t start =
+      job.gang.min_members > 0 && job.gang.min_members < all ? job.gang.min_members : all;
   for (const TaskGroup& g : job.task_groups) {
     TaskShape s = MakeTaskShape(tables.spec, g.request);
     s.scope = scope;
     tables.shapes.Intern(s);
-    c.gang.groups.push_back({s, g.count});
+    const int32_t first = std::clamp(start - c.task_count, 0, g.count);
+    if (first > 0) c.gang.groups.push_back({s, first});
+    if (first < g.count) c.growth.push_back({s, g.count - first});
     c.task_count += g.count;
     c.device_milli += static_cast<Milli>(g.count) * s.total_milli();
+    c.start_milli += static_cast<Milli>(first) * s.total_milli();
     if (!s.cpu_only()) c.mask |= s.models;
     c.signature.push_back(s.id);
     c.signature.push_back(static_cast<uint32_t>(g.count));
   }
+  c.start_tasks = start;
+  if (c.elastic()) {
+    c.whole_gang.job = id;
+    c.whole_gang.require = c.gang.require;
+    for (const GangGroup& g : c.gang.groups)
+      c.whole_gang.groups.push_back(g);
+    for (const GangGroup& g : c.growth) {
+      // A group split between the start and the growth is one group again.
+      if (!c.whole_gang.groups.empty() && c.whole_gang.groups.back().shape.id == g.shape.id)
+        c.whole_gang.groups.back().count += g.count;
+      else
+        c.whole_gang.groups.push_back(g);
+    }
+  }
+  c.signature.push_back(static_cast<uint32_t>(start));
   RankModels(job, tables, c);
   CheckLimits(standing, tables, c);
   // The job's weights rule, the first that matches: the global layer's weights, the replica
   // spread and the scorer.
   std::vector<const PolicyRule*> weights = MatchingRules(tables.spec, RuleKind::kWeights, job);
   const WeightsRule* w = weights.empty() ? nullptr : &std::get<WeightsRule>(weights.front()->body);
-  if (tables.summaries != nullptr) CompileGlobal(job, std::move(constraints), w, tables, c);
+  // The global layer looks for a cluster that holds the whole job, else its start.
+  if (tables.summaries != nullptr) {
+    if (c.elastic()) {
+      c.whole_global =
+          MakeGlobalRequest(tables.spec, *tables.paths, job, constraints, c.mask, c.mask == 0, w);
+    }
+    CompileGlobal(c.elastic() ? FirstTasks(job, start) : job, std::move(constraints), w, tables, c);
+    if (c.whole_global) c.whole_global->pressure_share = c.pressure_share;
+  }
   c.holds = standing.holds;
   if (standing.service_group && (w == nullptr || w->spread > 0))
     c.spread_group = standing.service_group;

@@ -27,15 +27,27 @@
 namespace tessera {
 
 struct CompiledJob {
+  // The tasks a run starts with: every task, or an elastic gang's first gang.minMembers (its
+  // other tasks join the run as room appears: `growth`).
   GangRequest gang;
-  ModelMask mask = 0;               // the models any of its tasks accepts
+  // An elastic gang's tasks beyond `gang`, in task order, with the same shapes (empty for an
+  // all-or-nothing gang).
+  std::vector<GangGroup> growth;
+  GangRequest whole_gang;  // an elastic gang's every task (empty for an all-or-nothing gang)
+  ModelMask mask = 0;      // the models any of its tasks accepts
   std::vector<uint16_t> by_speed;   // acceptable models present in the cell, fastest first
   std::vector<Milli> speed_of;      // by model: the gang's speed there (its slowest task's)
   std::vector<uint32_t> signature;  // equal signatures: equal placement chances and rights
   int32_t task_count = 0;
-  Milli device_milli = 0;  // device share of one run, all tasks together
+  Milli device_milli = 0;   // device share of one run, all tasks together
+  int32_t start_tasks = 0;  // the tasks of `gang`: what a run needs to start
+  Milli start_milli = 0;    // their device share
+  bool elastic() const { return start_tasks < task_count; }
   // On a fleet of several clusters: what the global layer needs, and the job's burst rule.
   std::optional<GlobalRequest> global;
+  // An elastic gang's request for all its tasks: clusters that hold the whole job are
+  // preferred to those that hold only its start (`global`).
+  std::optional<GlobalRequest> whole_global;
   const PolicyRule* burst = nullptr;
   const PolicyRule* idle = nullptr;  // its idle-reclaim rule, the first that matches
   uint64_t holds = 0;                // the reservation holds it owns

@@ -43,6 +43,17 @@ void BackendRouter::Stop(const JobRecord& job, TimeMs now) {
   slurm_->Stop(key.job, key.run, job.stop_grace);
 }
 
+void BackendRouter::Grow(const JobRecord& job, size_t first_new, TimeMs now) {
+  switch (KindOf(job)) {
+    case BackendKind::kLocal:
+      return agents_->Grow(OrderOf(job), first_new);
+    case BackendKind::kSlurm:
+      return;  // CanGrow: never asked
+    default:
+      return emulated_.Grow(job, first_new, now);
+  }
+}
+
 RunOrder BackendRouter::OrderOf(const JobRecord& job) const {
   const RunKey key = key_of_(job);
   RunOrder order;
@@ -50,6 +61,7 @@ RunOrder BackendRouter::OrderOf(const JobRecord& job) const {
   order.run = key.run;
   order.generation = job.generation;
   order.job_name = job.job.name;
+  order.task_count = job.task_count;
   order.command = job.job.command;
   if (order.command.empty()) {
     // A job that names no program sleeps for its runtime (a placeholder that holds devices).

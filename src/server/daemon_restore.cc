@@ -291,7 +291,11 @@ void Daemon::RestoreRow(StoredJob& row, RestoredJob& restored, TimeMs now, TimeM
     Status adopted = placements.ok() ? Status::Ok() : placements.status();
     if (adopted.ok()) {
       TimeMs started = row.run_start.value_or(last_seen);
-      Millis kept = row.kept_ms + std::max<Millis>(0, last_seen - started);
+      // An elastic gang short of tasks progressed at its members' share of the pace.
+      const double share = MembersShare(placements->size(), engine_->job(id).task_count);
+      Millis kept =
+          row.kept_ms + static_cast<Millis>(
+                            static_cast<double>(std::max<Millis>(0, last_seen - started)) * share);
       adopted = engine_->Adopt(id, std::move(*placements), row.first_start.value_or(started), kept);
     }
     if (!adopted.ok()) {

@@ -87,7 +87,11 @@ Result<ReloadReport::Jobs> Daemon::SwapEngine(std::shared_ptr<const Spec> spec) 
       placements.push_back(q);
     }
     if (adopted.ok()) {
-      Millis kept = rec.kept_ms + std::max<Millis>(0, now - rec.last_start);
+      // An elastic gang short of tasks progressed at its members' share of the pace.
+      const double share = MembersShare(rec.placements.size(), rec.task_count);
+      Millis kept =
+          rec.kept_ms + static_cast<Millis>(
+                            static_cast<double>(std::max<Millis>(0, now - rec.last_start)) * share);
       adopted = engine_->Adopt(id, std::move(placements), rec.first_start.value_or(now), kept);
     }
     if (adopted.ok()) {

@@ -9,6 +9,7 @@ void SimBackend::SetWork(JobId id, Millis work) {
   if (id.value() >= remaining_.size()) {
     remaining_.resize(id.value() + 1, 0);
     rate_.resize(id.value() + 1, 0);
+    since_.resize(id.value() + 1, 0);
   }
   remaining_[id.value()] = static_cast<double>(work);
 }
@@ -28,6 +29,7 @@ void SimBackend::Launch(const JobRecord& job, TimeMs now) {
   rate_[i] = Rate(job);
   double ms = remaining_[i] * kMilliPerUnit / rate_[i];
   const TimeMs begins = std::max(now, job.last_start);
+  since_[i] = begins;
   Event e;
   e.time = begins + std::max<Millis>(1, static_cast<Millis>(std::ceil(ms)));
   e.kind = EventKind::kFinish;
@@ -43,6 +45,22 @@ void SimBackend::Launch(const JobRecord& job, TimeMs now) {
     idle.value = 0;
     sink_.Post(idle);
   }
+}
+
+void SimBackend::Grow(const JobRecord& job, size_t, TimeMs now) {
+  size_t i = job.id.value();
+  const TimeMs at = std::max(now, job.last_start);
+  const double done = static_cast<double>(std::max<TimeMs>(0, at - since_[i])) * rate_[i];
+  remaining_[i] = std::max(0.0, remaining_[i] - done / kMilliPerUnit);
+  rate_[i] = Rate(job);
+  since_[i] = at;
+  Event e;
+  e.time = at + std::max<Millis>(
+                    1, static_cast<Millis>(std::ceil(remaining_[i] * kMilliPerUnit / rate_[i])));
+  e.kind = EventKind::kFinish;
+  e.job = job.id;
+  e.generation = job.generation;
+  sink_.Post(e);
 }
 
 void SimBackend::Stop(const JobRecord& job, TimeMs now) {

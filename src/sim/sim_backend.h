@@ -30,6 +30,8 @@ class SimBackend final : public Backend {
   void SetIdleAfter(JobId id, Millis after);
   void Launch(const JobRecord& job, TimeMs now) override;
   void Stop(const JobRecord& job, TimeMs now) override;
+  // The work done at the old pace is kept; the rest goes at the grown run's.
+  void Grow(const JobRecord& job, size_t first_new, TimeMs now) override;
 
   // The run's speed in milli (RunSpeed).
   double Rate(const JobRecord& job) const;
@@ -41,6 +43,7 @@ class SimBackend final : public Backend {
   EventSink& sink_;
   std::vector<double> remaining_;   // ms of work at speed 1000
   std::vector<double> rate_;        // of the current run
+  std::vector<TimeMs> since_;       // when the current run's pace began
   std::vector<Millis> idle_after_;  // 0: busy throughout
 };
 

@@ -166,13 +166,21 @@ Result<TaskGroup> ParseTaskGroup(const Spec& spec, const nlohmann::json& t, size
   return g;
 }
 
-// The gang's topology: required (a whole cluster unless said) and preferred.
+// The gang's topology: required (a whole cluster unless said) and preferred; an elastic
+// gang's minimum of tasks (after the task groups: at most the job's tasks).
 Status ParseGang(const nlohmann::json& o, const LineError& err, Job& job) {
   job.gang.require = TopologyLevel::kCluster;
   if (o.contains("gang")) {
     const nlohmann::json& g = o["gang"];
     if (!g.is_object()) return err("gang", "expected an object");
-    TESSERA_RETURN_IF_ERROR(CheckKeys(g, {"require", "prefer"}, "gang.", err));
+    TESSERA_RETURN_IF_ERROR(CheckKeys(g, {"require", "prefer", "min_members"}, "gang.", err));
+    if (g.contains("min_members")) {
+      const nlohmann::json& m = g["min_members"];
+      if (!m.is_number_integer() || m.get<int64_t>() < 1 || m.get<int64_t>() > job.TaskCount())
+        return err("gang.min_members", "expected a whole number from 1 to the job's " +
+                                           std::to_string(job.TaskCount()) + " tasks");
+      job.gang.min_members = m.get<int32_t>();
+    }
     for (const char* key : {"require", "prefer"}) {
       if (!g.contains(key)) continue;
       auto level =

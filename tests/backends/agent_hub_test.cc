@@ -104,6 +104,44 @@ TEST_F(AgentHubTest, ARunSucceedsWhenEveryTaskExitedZero) {
   EXPECT_TRUE(hub_.Report("n1", r, 2100)->ended.empty());
 }
 
+TEST_F(AgentHubTest, AnElasticRunGrowsWithoutTouchingItsTasksAndEndsWhenAllOfItsTasksDid) {
+  // Three tasks; the run starts with task 0 on n0.
+  RunOrder order = Gang();
+  order.task_count = 3;
+  order.tasks.resize(1);
+  hub_.Assign(order);
+  SyncAnswer before = hub_.Wait("n0", 0, 0);
+  ASSERT_EQ(before.run.size(), 1u);
+  // Task 0 is done before the run grows: the run has not ended, three tasks are the job's.
+  SyncRequest r = Hello("a0", "10.0.0.1");
+  r.tasks = {Exit({7, 1, 0}, 0)};
+  EXPECT_TRUE(hub_.Report("n0", r, 2000)->ended.empty());
+  // It grows by tasks 1 (n1) and 2 (n0), a new generation; task 0 is not assigned again.
+  order = Gang();
+  order.task_count = 3;
+  order.generation = 43;
+  order.tasks.push_back({2, "n0", {4}, "CUDA_VISIBLE_DEVICES", 1000, "", ""});
+  hub_.Grow(order, 1);
+  SyncAnswer n0 = hub_.Wait("n0", 0, 0);
+  ASSERT_EQ(n0.run.size(), 1u);
+  EXPECT_EQ(n0.run[0].key.ToString(), "7.1.2");
+  EXPECT_EQ(n0.run[0].env.at("CUDA_VISIBLE_DEVICES"), "4");
+  SyncAnswer n1 = hub_.Wait("n1", 0, 0);
+  ASSERT_EQ(n1.run.size(), 1u);
+  EXPECT_EQ(n1.run[0].key.ToString(), "7.1.1");
+  r.tasks = {Exit({7, 1, 2}, 0)};
+  EXPECT_TRUE(hub_.Report("n0", r, 3000)->ended.empty());
+  r = Hello("a1", "10.0.0.2");
+  r.tasks = {Exit({7, 1, 1}, 0)};
+  auto last = hub_.Report("n1", r, 3000);
+  ASSERT_EQ(last->ended.size(), 1u);
+  EXPECT_TRUE(last->ended[0].succeeded);
+  EXPECT_EQ(last->ended[0].generation, 43u);
+  // A growth of a run that ended (or was stopped) meanwhile assigns nothing.
+  hub_.Grow(order, 1);
+  EXPECT_TRUE(hub_.Wait("n1", 0, 0).run.empty());
+}
+
 TEST_F(AgentHubTest, AFailedTaskFailsTheRunAndStopsTheOthers) {
   hub_.Assign(Gang());
   SyncRequest r = Hello("a1", "10.0.0.2");

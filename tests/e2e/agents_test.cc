@@ -283,6 +283,41 @@ TEST_F(AgentsTest, TheExampleJobsRunAsProcessesWithTheirDevicesAndPeers) {
   EXPECT_EQ(Cli("logs batch-hello"), batch_log);
 }
 
+// An elastic gang on agents: three 2-GPU tasks, only one node free. Its first task runs and
+// exits while the blocker holds the other two nodes; the run has not ended (two of its tasks
+// never ran), grows onto them once the blocker ends, and succeeds when all three exited 0 —
+// each task run once, none started twice.
+TEST_F(AgentsTest, AnElasticGangGrowsOntoNodesAsTheyFreeAndEndsWhenEveryTaskRan) {
+  json blocker = Gang("blocker", 3);
+  const int64_t b = Submit(blocker);
+  ASSERT_EQ(WaitForState(b, "running")["state"], "running");
+  json array = {{"name", "array"},
+                {"class", "batch"},
+                {"tenant", "lab/batch"},
+                {"taskGroups",
+                 {{{"name", "w"},
+                   {"count", 3},
+                   {"cpu", 2},
+                   {"memory", "1Gi"},
+                   {"devices", {{"count", 2}, {"models", {"L4"}}}}}}},
+                {"gang", {{"minMembers", 1}}},
+                {"command", "echo ran task=$TESSERA_TASK_INDEX on $TESSERA_NODE; sleep 1"}};
+  const int64_t a = Submit(array);
+  json done = WaitForState(a, "succeeded");
+  ASSERT_EQ(done["state"], "succeeded") << done.dump();
+  EXPECT_EQ(done["restarts"], 0) << done.dump();
+  for (int task = 0; task < 3; ++task) {
+    std::string log = Cli("logs array --task " + std::to_string(task));
+    EXPECT_NE(log.find("ran task=" + std::to_string(task)), std::string::npos) << log;
+    EXPECT_EQ(log.find("ran task="), log.rfind("ran task=")) << "task " << task << " ran twice";
+  }
+  std::vector<std::string> kinds;
+  json why = Body(admin_->Get("/v1/jobs/" + std::to_string(a) + "/explain"));
+  for (const json& d : why["decisions"])
+    kinds.push_back(d["kind"]);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"start", "grow", "finish"})) << why.dump();
+}
+
 TEST_F(AgentsTest, AServicesReplicasRunOnAgentsUntilTheServiceIsDeleted) {
   json svc = {{"name", "echo"},
               {"tenant", "lab/research"},

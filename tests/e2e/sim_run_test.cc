@@ -387,27 +387,35 @@ TEST(SimRun, AnIdleNotebookIsReclaimedByTheExamplesRule) {
   fs::remove_all(out);
 }
 
+// Runs `workload` (JSONL) under fifo on one node of `gpus` G1 (tenant t), into `out`/run.
+int SimOnOneNode(const fs::path& out, int gpus, const std::string& workload, std::string* text) {
+  fs::create_directories(out);
+  std::ofstream(out / "fleet.yaml") << testing::G1Fleet(
+      "      - {name: n, count: 1, cpu: 8, memory: 64Gi, devices: {model: G1, count: " +
+          std::to_string(gpus) + "}}\n",
+      "tenants:\n  - name: t\n");
+  std::ofstream(out / "w.jsonl") << workload;
+  return RunTessera("sim run --fleet " + (out / "fleet.yaml").string() +
+                        " --format jsonl --workload " + (out / "w.jsonl").string() +
+                        " --policy fifo --out " + (out / "run").string() + " --no-progress",
+                    text);
+}
+
 TEST(SimRun, TheEarliestDeadlineGoesFirstAndTheMetricsCountDeadlinesMet) {
   // One GPU, busy until 1000 s. A job without a deadline arrives at 10 s, one due by 1150 s at
   // 20 s: earliest deadline first runs the second at 1000 s (ends 1100 s, met), the first after.
   fs::path out = TempDir("deadline");
-  fs::create_directories(out);
-  std::ofstream(out / "fleet.yaml") << testing::G1Fleet(
-      "      - {name: n, count: 1, cpu: 8, memory: 64Gi, devices: {model: G1, count: 1}}\n",
-      "tenants:\n  - name: t\n");
-  std::ofstream(out / "w.jsonl")
-      << R"({"name":"blocker","submit":0,"work":1000,"estimate":1000,"tasks":[{"gpus":1}]})"
-      << "\n"
-      << R"({"name":"plain","submit":10,"work":100,"estimate":100,"tasks":[{"gpus":1}]})"
-      << "\n"
-      << R"({"name":"urgent","submit":20,"work":100,"estimate":100,"deadline":1150,)"
-      << R"("tasks":[{"gpus":1}]})"
-      << "\n";
   std::string text;
-  ASSERT_EQ(RunTessera("sim run --fleet " + (out / "fleet.yaml").string() +
-                           " --format jsonl --workload " + (out / "w.jsonl").string() +
-                           " --policy fifo --out " + (out / "run").string() + " --no-progress",
-                       &text),
+  ASSERT_EQ(SimOnOneNode(
+                out, 1,
+                R"({"name":"blocker","submit":0,"work":1000,"estimate":1000,"tasks":[{"gpus":1}]})"
+                "\n"
+                R"({"name":"plain","submit":10,"work":100,"estimate":100,"tasks":[{"gpus":1}]})"
+                "\n"
+                R"({"name":"urgent","submit":20,"work":100,"estimate":100,"deadline":1150,)"
+                R"("tasks":[{"gpus":1}]})"
+                "\n",
+                &text),
             0)
       << text;
   std::map<std::string, double> started;
@@ -648,6 +656,38 @@ TEST(SimRun, ReportComparesThePoliciesInARealBrowser) {
   fs::remove_all(dir);
 }
 
+TEST(SimRun, AnElasticGangStartsWithWhatFitsAndGrowsAtItsMembersPace) {
+  // One node of 4 G1, 2 busy until 100 s: a 4-task gang with min_members 1 starts with 2 at
+  // half pace (50 s of its 1000 s done by 100 s), grows to 4 when the blocker ends and
+  // finishes the other 950 s at full pace: at 1050 s.
+  fs::path out = TempDir("elastic");
+  std::string text;
+  ASSERT_EQ(
+      SimOnOneNode(out, 4,
+                   R"({"name":"blocker","submit":0,"work":100,"estimate":100,"tasks":[{"gpus":2}]})"
+                   "\n"
+                   R"({"name":"elastic","submit":0,"work":1000,"estimate":1000,)"
+                   R"("tasks":[{"count":4,"gpus":1}],"gang":{"min_members":1}})"
+                   "\n",
+                   &text),
+      0)
+      << text;
+  std::vector<std::pair<std::string, double>> elastic;  // (kind, t_s)
+  std::string grew;
+  std::istringstream lines(testing::ReadText(out / "run" / "fifo" / "decisions.jsonl"));
+  for (std::string line; std::getline(lines, line);) {
+    json d = json::parse(line);
+    if (d["job"] != "elastic") continue;
+    elastic.push_back({d["kind"], d["t_s"].get<double>()});
+    if (d["kind"] == "grow") grew = d["reason"];
+  }
+  EXPECT_EQ(elastic, (std::vector<std::pair<std::string, double>>{
+                         {"start", 0.0}, {"grow", 100.0}, {"finish", 1050.0}}))
+      << text;
+  EXPECT_EQ(grew, "room: +2 task(s), 4 of 4");
+  fs::remove_all(out);
+}
+
 TEST(SimRun, MalformedWorkloadsAndFlagsExitTwoWithTheLine) {
   fs::path dir = TempDir("bad");
   fs::create_directories(dir);
@@ -658,7 +698,9 @@ TEST(SimRun, MalformedWorkloadsAndFlagsExitTwoWithTheLine) {
          "1}\n"
       << "not json\n"
       << "{\"name\": \"z\", \"submit\": 0, \"work\": 10, \"tasks\": [{\"name\": 5}]}\n"
-      << "{\"name\": \"d\", \"submit\": 50, \"work\": 10, \"deadline\": 40, \"tasks\": [{}]}\n";
+      << "{\"name\": \"d\", \"submit\": 50, \"work\": 10, \"deadline\": 40, \"tasks\": [{}]}\n"
+      << "{\"name\": \"e\", \"submit\": 0, \"work\": 10, \"tasks\": [{\"gpus\": 1}], "
+         "\"gang\": {\"min_members\": 3}}\n";
   std::ofstream(dir / "bad.trace") << "ResNet-18 (batch size 32)\tcmd\t-n\t1\tmany\t0\t1\n";
   std::string text;
   EXPECT_EQ(RunTessera("sim run --fleet " + kFleet + " --workload " + (dir / "bad.jsonl").string() +
@@ -671,6 +713,10 @@ TEST(SimRun, MalformedWorkloadsAndFlagsExitTwoWithTheLine) {
   EXPECT_NE(text.find("bad.jsonl:5: tasks[0].name: expected a non-empty string"), std::string::npos)
       << text;
   EXPECT_NE(text.find("bad.jsonl:6: deadline: expected a time at or after submit"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("bad.jsonl:7: gang.min_members: expected a whole number from 1 to the "
+                      "job's 1 tasks"),
             std::string::npos)
       << text;
   EXPECT_FALSE(fs::exists(dir / "o" / "metrics.json")) << "nothing is written on bad input";

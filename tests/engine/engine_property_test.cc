@@ -30,6 +30,7 @@ class TimedBackend final : public Backend {
     sink->Post(e);
   }
   void Stop(const JobRecord&, TimeMs) override {}
+  void Grow(const JobRecord& job, size_t, TimeMs now) override { Launch(job, now); }
 };
 
 const char* const kFleet = R"(deviceModels:

@@ -232,12 +232,7 @@ TEST(EngineScenario, AReportOfAnOlderRunIsIgnored) {
   ASSERT_EQ(h.engine->job(j).state, JobState::kRunning);
   ASSERT_NE(h.engine->job(j).generation, first);
   // The first run's finish arrives late: it must not end the second run.
-  Event late;
-  late.time = 20 * kSec;
-  late.kind = EventKind::kFinish;
-  late.job = j;
-  late.generation = first;
-  h.engine->Post(late);
+  h.FinishRun(j, first, 20 * kSec);
   h.RunUntil(20 * kSec);
   EXPECT_EQ(h.engine->job(j).state, JobState::kRunning);
 }

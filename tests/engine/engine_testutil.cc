@@ -58,11 +58,15 @@ void Harness::RunUntil(TimeMs t) {
 }
 
 void Harness::Finish(JobId job, TimeMs t) {
+  FinishRun(job, engine->job(job).generation, t);
+}
+
+void Harness::FinishRun(JobId job, uint64_t generation, TimeMs t) {
   Event e;
   e.time = t;
   e.kind = EventKind::kFinish;
   e.job = job;
-  e.generation = engine->job(job).generation;
+  e.generation = generation;
   engine->Post(e);
 }
 

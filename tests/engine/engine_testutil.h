@@ -25,8 +25,12 @@ class ScriptedBackend final : public Backend {
     stops.push_back(job.id.value());
     if (told) told(job, false);
   }
+  void Grow(const JobRecord& job, size_t first_new, TimeMs) override {
+    grows.push_back({job.id.value(), first_new});
+  }
   std::vector<uint32_t> launches;
   std::vector<uint32_t> stops;
+  std::vector<std::pair<uint32_t, size_t>> grows;  // (job, its first new task)
   std::function<void(const JobRecord& job, bool launch)> told;
 };
 
@@ -46,6 +50,8 @@ struct Harness {
   void RunUntil(TimeMs t);
   // Reports the current run of `job` finished at `t`.
   void Finish(JobId job, TimeMs t);
+  // Reports run `generation` of `job` finished at `t` (an older run's late report).
+  void FinishRun(JobId job, uint64_t generation, TimeMs t);
   Milli FreeMilli() const;
 
   Spec spec;

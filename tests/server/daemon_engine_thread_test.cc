@@ -215,6 +215,58 @@ TEST_F(DaemonEngineThread, HeteroMovesARunningJobToAFasterModelOnceItFrees) {
   EXPECT_EQ(kinds, (std::vector<std::string>{"start", "migrate", "start"}));
 }
 
+// An elastic gang live: it starts with the tasks that fit, grows when the blocker ends (the
+// emulated backend's timer of the grown run replaces the first), and the job's row and its
+// decisions say so.
+TEST_F(DaemonEngineThread, AnElasticGangStartsWithWhatFitsAndGrowsWhenRoomAppears) {
+  StartDaemon({});
+  ASSERT_TRUE(daemon_
+                  ->Submit(admin_,
+                           R"({"name":"blocker","class":"batch","tenant":"lab","runtime":"1s",)"
+                           R"("taskGroups":[{"name":"w","count":1,"cpu":1,"memory":"1Gi",)"
+                           R"("devices":{"count":2}}]})",
+                           "")
+                  .ok());
+  ASSERT_EQ(StateOnceTaken("blocker"), "running");
+  ASSERT_TRUE(daemon_
+                  ->Submit(admin_,
+                           R"({"name":"array","class":"batch","tenant":"lab","runtime":"10h",)"
+                           R"("taskGroups":[{"name":"w","count":4,"cpu":1,"memory":"1Gi",)"
+                           R"("devices":{"count":1}}],"gang":{"minMembers":1}})",
+                           "")
+                  .ok());
+  ASSERT_EQ(StateOnceTaken("array"), "running");
+  auto started = daemon_->GetJob(admin_, "array", "");
+  ASSERT_TRUE(started.ok());
+  const std::string blocker_node =
+      daemon_->GetJob(admin_, "blocker", "")->placement.find("emu-gpu-0000") != std::string::npos
+          ? "emu-gpu-0000"
+          : "emu-gpu-0001";
+  EXPECT_EQ(started->placement.find(blocker_node), std::string::npos) << started->placement;
+  // Once the blocker ends, the array takes its node too (a generous bound for a loaded
+  // machine, not a timing).
+  Result<StoredJob> grown = started;
+  for (int i = 0;
+       i < 1000 && grown.ok() && grown->placement.find(blocker_node) == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    grown = daemon_->GetJob(admin_, "array", "");
+  }
+  ASSERT_TRUE(grown.ok());
+  EXPECT_EQ(grown->state, "running");
+  EXPECT_EQ(grown->restarts, 0);
+  EXPECT_NE(grown->placement.find(blocker_node), std::string::npos) << grown->placement;
+  auto explained = daemon_->Explain(admin_, "array", "");
+  ASSERT_TRUE(explained.ok());
+  std::vector<std::string> kinds;
+  for (const StoredDecision& d : explained->decisions) {
+    kinds.push_back(d.kind);
+    if (d.kind == "grow") {
+      EXPECT_EQ(d.reason, "room: +2 task(s), 4 of 4");
+    }
+  }
+  EXPECT_EQ(kinds, (std::vector<std::string>{"start", "grow"}));
+}
+
 // A deadline live: explain forecasts a waiting job against it (the blocker's estimated end,
 // then its own runtime), and /metrics counts the deadlines met once jobs end.
 TEST_F(DaemonEngineThread, ExplainForecastsADeadlineAndMetricsCountThoseMet) {

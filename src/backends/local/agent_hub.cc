@@ -59,16 +59,29 @@ void AgentHub::Touch(Node& n) {
 
 void AgentHub::Assign(const RunOrder& order) {
   MutexLock lock(mu_);
+  Run& run = runs_[{order.job, order.run}];
+  run.generation = order.generation;
+  run.nodes.clear();
+  run.unfinished =
+      order.task_count > 0 ? order.task_count : static_cast<int32_t>(order.tasks.size());
+  AssignLocked(order, 0, run);
+}
+
+void AgentHub::Grow(const RunOrder& order, size_t first_new) {
+  MutexLock lock(mu_);
+  auto it = runs_.find({order.job, order.run});
+  if (it == runs_.end()) return;  // ended or stopped meanwhile: the engine hears of it
+  it->second.generation = order.generation;
+  AssignLocked(order, first_new, it->second);
+}
+
+void AgentHub::AssignLocked(const RunOrder& order, size_t first, Run& run) {
   std::vector<std::string> peers;
   for (const RunOrder::Task& t : order.tasks) {
     auto it = nodes_.find(t.node);
     peers.push_back(it == nodes_.end() || it->second.address.empty() ? t.node : it->second.address);
   }
-  RunId id{order.job, order.run};
-  Run& run = runs_[id];
-  run.generation = order.generation;
-  run.nodes.clear();
-  for (size_t i = 0; i < order.tasks.size(); ++i) {
+  for (size_t i = first; i < order.tasks.size(); ++i) {
     const RunOrder::Task& t = order.tasks[i];
     auto it = nodes_.find(t.node);
     if (it == nodes_.end()) continue;
@@ -144,7 +157,7 @@ Result<ReportResult> AgentHub::Report(const std::string& node, const SyncRequest
                                     : " exited with " + std::to_string(t.exit_code);
       out.ended.push_back({id.first, id.second, r->second.generation, false, detail});
       StopLocked(id, 0);
-    } else if (r->second.nodes.empty()) {
+    } else if (--r->second.unfinished <= 0) {
       out.ended.push_back({id.first, id.second, r->second.generation, true, "every task exited 0"});
       runs_.erase(r);
     }
