@@ -36,7 +36,7 @@ struct Finishes final : tessera::Backend, tessera::EventSink {
     Post(e);
   }
   void Stop(const tessera::JobRecord&, tessera::TimeMs) override {}
-  void Grow(const tessera::JobRecord& j, size_t, tessera::TimeMs now) override { Launch(j, now); }
+  void Resize(const tessera::JobRecord& j, tessera::TimeMs now) override { Launch(j, now); }
 };
 
 }  // namespace

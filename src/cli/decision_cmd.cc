@@ -59,7 +59,7 @@ void RegisterDecisionClient(CLI::App& app, std::ostream& out, std::ostream& err,
   AddCommon(cmd, *c);
   cmd->add_option("--since", *since, "Only decisions of the last 30m, 24h, 7d, ...");
   cmd->add_option("--kind", *kind,
-                  "start, preempt, requeue, migrate, grow, finish, fail, cancel or idle");
+                  "start, preempt, requeue, migrate, grow, shrink, finish, fail, cancel or idle");
   cmd->add_option("--limit", *limit, "At most this many")->capture_default_str();
   cmd->callback([=] { GetDecisions(*c, *since, *kind, *limit, *ctx); });
 }

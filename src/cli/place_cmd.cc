@@ -116,7 +116,7 @@ class PaperBackend final : public Backend {
  public:
   void Launch(const JobRecord&, TimeMs) override {}
   void Stop(const JobRecord&, TimeMs) override {}
-  void Grow(const JobRecord&, size_t, TimeMs) override {}
+  void Resize(const JobRecord&, TimeMs) override {}
 };
 
 // The service driver's replicas go straight to the engine.

@@ -13,19 +13,6 @@
 
 namespace tessera {
 
-namespace {
-
-// The device share of `placements`, all together.
-Milli MilliOf(const std::vector<Placement>& placements) {
-  Milli sum = 0;
-  for (const Placement& p : placements)
-    for (const DeviceUse& u : p.devices)
-      sum += u.milli;
-  return sum;
-}
-
-}  // namespace
-
 Engine::Engine(const Spec& spec, CellState cell, Scorer& scorer, const OrderingPolicy& ordering,
                Store& store, Backend& backend, const Clock& clock, Rng& rng, EngineOptions options,
                const RuleScorers& rule_scorers)
@@ -275,11 +262,10 @@ void Engine::OrderLaunch(const JobRecord& j, TimeMs now) {
   orders_.push_back({BackendOrder::kLaunch, now, j.id, nullptr});
 }
 
-void Engine::OrderGrow(const JobRecord& j, size_t first_new, TimeMs now) {
-  // A run launched in this batch is launched as it is when the batch ends, grown already.
+void Engine::OrderResize(const JobRecord& j, TimeMs now) {
+  // A run launched in this batch is launched as it is when the batch ends, resized already.
   if (launch_order_.count(j.id.value())) return;
-  orders_.push_back(
-      {BackendOrder::kGrow, now, j.id, std::make_shared<const JobRecord>(j), first_new});
+  orders_.push_back({BackendOrder::kResize, now, j.id, std::make_shared<const JobRecord>(j)});
 }
 
 void Engine::OrderStop(const JobRecord& j, TimeMs now) {
@@ -307,8 +293,8 @@ void Engine::SendOrders() {
       case BackendOrder::kStop:
         backend_.Stop(j, o.now);
         break;
-      case BackendOrder::kGrow:
-        backend_.Grow(j, o.first_new, o.now);
+      case BackendOrder::kResize:
+        backend_.Resize(j, o.now);
         break;
     }
   }
@@ -566,6 +552,39 @@ void Engine::RetakeDevices(JobRecord& j) {
   }
   quotas_.Charge(j.job.tenant, PerModel(j.placements));
   if (holds_.size()) holds_.Charge(j.placements, compiled_[j.id.value()]->holds, j.preemptible, 1);
+}
+
+void Engine::ReleaseFrom(JobRecord& v, size_t from) {
+  if (from == 0) return ReleaseDevices(v);
+  std::vector<Placement> tail(v.placements.begin() + static_cast<std::ptrdiff_t>(from),
+                              v.placements.end());
+  for (const Placement& p : tail) {
+    cell_.Release(p);
+    AdjustFree(p.node, p, +1);
+  }
+  quotas_.Refund(v.job.tenant, PerModel(tail));
+  if (holds_.size()) holds_.Charge(tail, compiled_[v.id.value()]->holds, v.preemptible, -1);
+  v.placements.resize(from);
+}
+
+void Engine::RetakeFrom(JobRecord& v, const std::vector<Placement>& saved, size_t from) {
+  if (from == 0) {
+    v.placements = saved;
+    return RetakeDevices(v);
+  }
+  std::vector<Placement> tail;
+  for (size_t i = from; i < saved.size(); ++i) {
+    Placement p = saved[i];
+    p.node_version = cell_.node(p.node).version;
+    Status s = cell_.Commit(p);
+    CHECK(s.ok()) << "retaking the tasks of " << v.job.name << ": " << s.ToString();
+    AdjustFree(p.node, p, -1);
+    tail.push_back(p);
+  }
+  quotas_.Charge(v.job.tenant, PerModel(tail));
+  if (holds_.size()) holds_.Charge(tail, compiled_[v.id.value()]->holds, v.preemptible, 1);
+  v.placements.resize(from);
+  v.placements.insert(v.placements.end(), tail.begin(), tail.end());
 }
 
 void Engine::ForgetRun(JobRecord& j) {

@@ -87,6 +87,8 @@ struct EngineCounters {
   uint64_t requeues = 0;  // node lost
   uint64_t backfilled = 0;
   uint64_t migrations = 0;  // runs moved to faster device models (heterogeneity-aware)
+  uint64_t growths = 0;     // elastic runs that took more tasks
+  uint64_t shrinks = 0;     // elastic runs shrunk to their minimum for a preemptor
 };
 
 // The scorers the configuration's weights rules name (`placement`), by name: a job that such a
@@ -208,12 +210,22 @@ class Engine final : public EventSink {
   std::vector<VictimCandidate> VictimCandidates(const JobRecord& j, const Compiled& c,
                                                 ModelMask mask, ModelMask reclaim, uint64_t holds,
                                                 TimeMs now) const;
-  // Of the victims `released` (their placements `saved`) that let `placed` start, the ones it
-  // needs, in id order; the others take their devices back.
-  std::vector<uint32_t> KeepNeededVictims(const JobRecord& j, const Compiled& c,
-                                          const GangResult& placed,
-                                          const std::vector<uint32_t>& released,
-                                          const std::vector<std::vector<Placement>>& saved);
+  // Of the candidates `released` (their placements `saved` before each release) that let
+  // `placed` start, the ones it needs (their indices); the others take their devices back.
+  std::vector<size_t> KeepNeededVictims(const JobRecord& j, const Compiled& c,
+                                        const GangResult& placed,
+                                        const std::vector<VictimCandidate>& released,
+                                        const std::vector<std::vector<Placement>>& saved);
+  // A preemption's trial release of a run's tasks from `from` on (0: all it holds; else an
+  // elastic run shrunk to its first `from`, its placements cut to them), and its undoing:
+  // `saved` (its placements before the release) taken back from `from` on.
+  void ReleaseFrom(JobRecord& v, size_t from);
+  void RetakeFrom(JobRecord& v, const std::vector<Placement>& saved, size_t from);
+  // Shrinks victim `v` (its tasks after its minimum released already; `all` is what it had)
+  // for `by`: the run goes on with its minimum, its other tasks stop within `grace`, logged
+  // as `shrink`.
+  void ShrinkVictim(JobRecord& v, const JobRecord& by, const std::string& cause, Millis grace,
+                    std::vector<Placement> all, CycleState& cs);
   // Stops victim `v` (its devices released already) for `by`: back to pending, logged.
   void StopVictim(JobRecord& v, const JobRecord& by, const std::string& cause, Millis grace,
                   std::vector<Placement> placements, CycleState& cs);
@@ -254,6 +266,10 @@ class Engine final : public EventSink {
   // The running job `j` takes `added` (committed to the cell) as its next tasks: a new
   // generation whose progress carries on, logged as `grow`.
   void Grow(JobRecord& j, std::vector<Placement> added, TimeMs now);
+  // A running elastic run now has `tasks` (its devices, quota and holds already moved by the
+  // caller): what it did so far is kept, a new generation goes on at the new pace from `now`,
+  // and the backend is told.
+  void ResizeRun(JobRecord& j, std::vector<Placement> tasks, TimeMs now);
   void ReclaimIdle(TimeMs now);
   // The speed of the job's current run: its slowest task's device model.
   Milli RunSpeed(const JobRecord& j) const;
@@ -337,8 +353,8 @@ class Engine final : public EventSink {
   // when sent, unless its run was stopped in the same batch.
   void OrderLaunch(const JobRecord& j, TimeMs now);
   void OrderStop(const JobRecord& j, TimeMs now);
-  // A grow carries the record as it was when the run grew, and the run's first new task.
-  void OrderGrow(const JobRecord& j, size_t first_new, TimeMs now);
+  // A resize carries the record as it was when the run grew or shrank.
+  void OrderResize(const JobRecord& j, TimeMs now);
   void SendOrders();
   void Record(const JobRecord& j) { store_.PutJob(j); }
   // Appends one line to the store's decision log (`nodes`: a start's distinct nodes).
@@ -386,11 +402,10 @@ class Engine final : public EventSink {
   EventQueue events_;
   // What the backend is to be told once the batch is done (OrderLaunch, OrderStop).
   struct BackendOrder {
-    enum Kind : uint8_t { kLaunch, kStop, kGrow } kind = kLaunch;
+    enum Kind : uint8_t { kLaunch, kStop, kResize } kind = kLaunch;
     TimeMs now = 0;
     JobId job;
     std::shared_ptr<const JobRecord> as_was;  // the record at the stop; null: read when sent
-    size_t first_new = 0;                     // a grow's first new task
   };
   std::vector<BackendOrder> orders_;
   std::unordered_map<uint32_t, size_t> launch_order_;  // job -> its launch in orders_

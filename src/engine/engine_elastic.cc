@@ -143,7 +143,7 @@ void Engine::GrowElastic(CycleState& cs) {
   const std::vector<uint32_t> ids(growing_.begin(), growing_.end());
   for (uint32_t id : ids) {
     JobRecord& j = jobs_[id];
-    if (!j.running() || cs.stopped.count(id) || !backend_.CanGrow(j)) continue;
+    if (!j.running() || cs.stopped.count(id) || !backend_.CanResize(j)) continue;
     Compiled& c = *compiled_[id];
     std::vector<Placement> added = MoreTasks(j, c, j.placements, /*charged=*/true);
     if (added.empty()) continue;
@@ -176,11 +176,30 @@ void Engine::GrowElastic(CycleState& cs) {
   }
 }
 
-void Engine::Grow(JobRecord& j, std::vector<Placement> added, TimeMs now) {
+namespace {
+
+// The distinct nodes of `placements`, in order.
+std::vector<uint32_t> NodesOf(const std::vector<Placement>& placements) {
+  std::vector<uint32_t> nodes;
+  for (const Placement& p : placements)
+    nodes.push_back(p.node);
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  return nodes;
+}
+
+// "+2 task(s), 4 of 6" / "-2 task(s), 2 of 6".
+std::string Members(char sign, size_t changed, size_t now, int32_t of) {
+  return std::string(1, sign) + std::to_string(changed) + " task(s), " + std::to_string(now) +
+         " of " + std::to_string(of);
+}
+
+}  // namespace
+
+void Engine::ResizeRun(JobRecord& j, std::vector<Placement> tasks, TimeMs now) {
   const uint32_t id = j.id.value();
-  Compiled& c = *compiled_[id];
   // The run so far ends a stretch: what it did is kept (an elastic framework re-forms its
-  // group from the state it holds), and the grown run's clock starts now.
+  // group from the state it holds), and the resized run's clock starts now.
   const TimeMs at = std::max(now, j.last_start);
   const Millis ran = at - j.last_start;
   j.run_ms += ran;
@@ -190,22 +209,10 @@ void Engine::Grow(JobRecord& j, std::vector<Placement> added, TimeMs now) {
   ledger_.End(id, now);
   TrackRunning(j, false);
   if (j.estimated_end != kNever) ends_.erase({j.estimated_end, id});
-  quotas_.Charge(j.job.tenant, PerModel(added));
-  if (holds_.size()) holds_.Charge(added, c.holds, j.preemptible, 1);
-  Milli more = 0;
-  std::vector<uint32_t> nodes;
-  for (const Placement& p : added) {
-    AdjustFree(p.node, p, -1);
-    for (const DeviceUse& u : p.devices)
-      more += u.milli;
-    nodes.push_back(p.node);
-  }
-  std::sort(nodes.begin(), nodes.end());
-  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-  allocated_milli_ += more;
-  j.run_milli += more;
-  const size_t first_new = j.placements.size();
-  j.placements.insert(j.placements.end(), added.begin(), added.end());
+  const Milli milli = MilliOf(tasks);
+  allocated_milli_ += milli - j.run_milli;
+  j.run_milli = milli;
+  j.placements = std::move(tasks);
   ++j.generation;
   j.last_start = at;
   j.idle_since.reset();
@@ -214,14 +221,48 @@ void Engine::Grow(JobRecord& j, std::vector<Placement> added, TimeMs now) {
   j.estimated_end = EstimatedEnd(j, at, RunSpeed(j));
   if (j.estimated_end != kNever) ends_.insert({j.estimated_end, id});
   TrackRunning(j, true);
-  ledger_.Begin(id, BudgetKeyOf(j, c), ledger_.Rate(j.placements), now, j.estimated_end);
-  if (j.placements.size() >= static_cast<size_t>(j.task_count)) growing_.erase(id);
-  OrderGrow(j, first_new, now);
+  ledger_.Begin(id, BudgetKeyOf(j, *compiled_[id]), ledger_.Rate(j.placements), now,
+                j.estimated_end);
+  if (j.placements.size() >= static_cast<size_t>(j.task_count))
+    growing_.erase(id);
+  else
+    growing_.insert(id);
+  OrderResize(j, now);
   Record(j);
+}
+
+void Engine::Grow(JobRecord& j, std::vector<Placement> added, TimeMs now) {
+  const Compiled& c = *compiled_[j.id.value()];
+  quotas_.Charge(j.job.tenant, PerModel(added));
+  if (holds_.size()) holds_.Charge(added, c.holds, j.preemptible, 1);
+  for (const Placement& p : added)
+    AdjustFree(p.node, p, -1);
+  std::vector<Placement> tasks = j.placements;
+  tasks.insert(tasks.end(), added.begin(), added.end());
+  ResizeRun(j, std::move(tasks), now);
+  ++counters_.growths;
   LogDecision(DecisionKind::kGrow, j,
-              "room: +" + std::to_string(added.size()) + " task(s), " +
-                  std::to_string(j.placements.size()) + " of " + std::to_string(j.task_count),
-              now, std::move(nodes));
+              "room: " + Members('+', added.size(), j.placements.size(), j.task_count), now,
+              NodesOf(added));
+}
+
+void Engine::ShrinkVictim(JobRecord& v, const JobRecord& by, const std::string& cause, Millis grace,
+                          std::vector<Placement> all, CycleState& cs) {
+  // Its tasks after its minimum are released already (ReleaseFrom cut its placements).
+  std::vector<Placement> kept = std::move(v.placements);
+  const std::vector<Placement> gone(all.begin() + static_cast<std::ptrdiff_t>(kept.size()),
+                                    all.end());
+  v.placements = std::move(all);
+  v.stop_grace = grace;  // for the stopped tasks
+  ResizeRun(v, std::move(kept), cs.now);
+  v.stop_grace = 0;
+  cs.stopped.insert(v.id.value());  // it grows again in a later cycle, not into this one's room
+  ++counters_.shrinks;
+  LogDecision(DecisionKind::kShrink, v,
+              "preempted-by:" + by.job.name + " " + cause + " " +
+                  Members('-', gone.size(), v.placements.size(), v.task_count) +
+                  (grace > 0 ? " grace " + FormatDuration(grace) : ""),
+              cs.now, NodesOf(gone));
 }
 
 }  // namespace tessera

@@ -168,6 +168,12 @@ std::vector<VictimCandidate> Engine::VictimCandidates(const JobRecord& j, const 
         static_cast<double>(LostSinceCheckpoint(v.last_start, now, v.job.checkpoint_interval)) *
         static_cast<double>(v.run_milli);
     candidates.push_back({v.priority, lost, v.key, id});
+    // An elastic run beyond its minimum may give up its other tasks first, losing nothing.
+    const Compiled& vc = *compiled_[id];
+    const size_t least = static_cast<size_t>(vc.start_tasks);
+    if (vc.elastic() && v.placements.size() > least && backend_.CanResize(v) &&
+        FreesModels(cell_, std::span<const Placement>(v.placements).subspan(least), mask))
+      candidates.push_back({v.priority, 0, v.key, id, vc.start_tasks});
   };
   if (reclaim == 0) {
     // A rule with victimsPreemptibleOnly: false opens every running job of a lower class.
@@ -212,6 +218,8 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   all.reserve(candidates.size());
   for (const VictimCandidate& cand : candidates)
     all.push_back(cand.id);
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());  // a shrink and a stop: one job
   if (!CouldMakeRoom(j, c, mask, all, cs.now)) return false;
 
   // Candidates [0, held) are released; saved[i] is candidate i's placements.
@@ -219,16 +227,18 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   size_t held = 0;
   // Trial releases free only what a placement consults (devices, free counts, summaries,
   // quota); the victims finally chosen are then forgotten as running.
+  // A shrink releases the run's tasks after its minimum; a stop releases what the run holds
+  // then (after its shrink, the minimum).
   auto hold = [&](size_t k) {  // release or restore until exactly the first k are released
     for (; held < k; ++held) {
       JobRecord& v = jobs_[candidates[held].id];
       if (saved.size() <= held) saved.push_back(v.placements);
-      ReleaseDevices(v);
+      ReleaseFrom(v, static_cast<size_t>(candidates[held].shrink_to));
     }
     while (held > k) {
       --held;
-      jobs_[candidates[held].id].placements = saved[held];
-      RetakeDevices(jobs_[candidates[held].id]);
+      RetakeFrom(jobs_[candidates[held].id], saved[held],
+                 static_cast<size_t>(candidates[held].shrink_to));
     }
   };
   // The shortest cheapest-first prefix of the candidates whose release lets the job start:
@@ -252,57 +262,68 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
     return false;
   }
   saved.resize(held);
-  std::vector<uint32_t> released;
-  for (size_t i = 0; i < held; ++i)
-    released.push_back(candidates[i].id);
-  std::vector<uint32_t> victims = KeepNeededVictims(j, c, *placed, released, saved);
+  candidates.resize(held);
+  const std::vector<size_t> chosen = KeepNeededVictims(j, c, *placed, candidates, saved);
   // A rule's grace period: each victim checkpoints on the signal and exits within it, losing
   // nothing; the preemptor's processes start when it is over. Without a rule, or reclaiming,
   // victims stop at once and lose the work since their last checkpoint.
   const PreemptionRule* rule = PreemptionRuleOf(j);
   const Millis grace = rule && reclaim == 0 && holds == 0 ? rule->grace_period : 0;
-  for (uint32_t id : victims) {
+  // By job: stopped whole (with every task it had), or shrunk to its minimum.
+  std::map<uint32_t, std::pair<std::optional<size_t>, std::optional<size_t>>> by_job;
+  for (size_t i : chosen)
+    (candidates[i].shrink_to > 0 ? by_job[candidates[i].id].second
+                                 : by_job[candidates[i].id].first) = i;
+  for (auto& [id, which] : by_job) {
     JobRecord& v = jobs_[id];
     std::string cause = holds                     ? "reservation-reclaim"
                         : reclaim                 ? "quota-reclaim"
                         : v.priority < j.priority ? "priority"
                                                   : std::string(ordering_.name());
-    const size_t i = std::find(released.begin(), released.end(), id) - released.begin();
-    StopVictim(v, j, cause, grace, std::move(saved[i]), cs);
+    const auto& [stop, shrink] = which;
+    if (stop) {
+      // Shrunk first in the search, its saved placements are all it had.
+      StopVictim(v, j, cause, grace, std::move(saved[shrink ? *shrink : *stop]), cs);
+    } else {
+      ShrinkVictim(v, j, cause, grace, std::move(saved[*shrink]), cs);
+    }
   }
   if (c.elastic()) Widen(j, *placed);
-  Start(j, std::move(*placed), "preempted " + std::to_string(victims.size()) + " job(s)", cs.now,
-        victims.empty() ? 0 : grace);
+  Start(j, std::move(*placed), "preempted " + std::to_string(by_job.size()) + " job(s)", cs.now,
+        by_job.empty() ? 0 : grace);
   return true;
 }
 
-std::vector<uint32_t> Engine::KeepNeededVictims(const JobRecord& j, const Compiled& c,
-                                                const GangResult& placed,
-                                                const std::vector<uint32_t>& released,
-                                                const std::vector<std::vector<Placement>>& saved) {
+std::vector<size_t> Engine::KeepNeededVictims(const JobRecord& j, const Compiled& c,
+                                              const GangResult& placed,
+                                              const std::vector<VictimCandidate>& released,
+                                              const std::vector<std::vector<Placement>>& saved) {
   // One whose nodes the placement does not touch goes back, unless putting it back would
   // break the preemptor's quota admission or a reservation's hold (a non-preemptible borrower
-  // reclaimed elsewhere counts against the hold again).
+  // reclaimed elsewhere counts against the hold again). Latest first: a run's stop comes
+  // back before its shrink, and a run that stays stopped stays shrunk.
   std::set<uint32_t> used;
   for (const Placement& p : placed.placements)
     used.insert(p.node);
-  std::vector<uint32_t> victims;
+  std::set<uint32_t> stopped;
+  std::vector<size_t> victims;
   for (size_t i = released.size(); i-- > 0;) {
-    bool touches = false;
-    for (const Placement& p : saved[i])
-      touches = touches || used.count(p.node);
+    const VictimCandidate& cand = released[i];
+    const size_t from = static_cast<size_t>(cand.shrink_to);
+    bool touches = from > 0 && stopped.count(cand.id);
+    for (size_t k = from; k < saved[i].size() && !touches; ++k)
+      touches = used.count(saved[i][k].node) > 0;
     if (!touches) {
-      JobRecord& v = jobs_[released[i]];
-      v.placements = saved[i];
-      RetakeDevices(v);
+      JobRecord& v = jobs_[cand.id];
+      RetakeFrom(v, saved[i], from);
       if (quotas_.Check(j.job.tenant, PerModel(placed.placements)).ok &&
           (holds_.size() == 0 || holds_.Refuses(placed.placements, c.holds, j.preemptible).empty()))
         continue;
-      ReleaseDevices(v);
+      ReleaseFrom(v, from);
     }
-    victims.push_back(released[i]);
+    victims.push_back(i);
+    if (from == 0) stopped.insert(cand.id);
   }
-  std::sort(victims.begin(), victims.end());
   return victims;
 }
 

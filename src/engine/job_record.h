@@ -124,6 +124,15 @@ inline double MembersShare(size_t members, int32_t tasks) {
              : static_cast<double>(members) / static_cast<double>(tasks);
 }
 
+// The device share of `placements`, all together.
+inline Milli MilliOf(const std::vector<Placement>& placements) {
+  Milli sum = 0;
+  for (const Placement& p : placements)
+    for (const DeviceUse& u : p.devices)
+      sum += u.milli;
+  return sum;
+}
+
 // Work a run loses when stopped at `now` without a final checkpoint: everything since the
 // last periodic checkpoint, or since the start when the job never checkpoints.
 Millis LostSinceCheckpoint(TimeMs start, TimeMs now, Millis checkpoint_interval);

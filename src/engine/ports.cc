@@ -22,6 +22,8 @@ std::string_view DecisionKindName(DecisionKind k) {
       return "cancel";
     case DecisionKind::kGrow:
       return "grow";
+    case DecisionKind::kShrink:
+      return "shrink";
   }
   return "?";
 }

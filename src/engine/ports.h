@@ -20,8 +20,9 @@ enum class DecisionKind : uint8_t {
   kFinish,
   kFail,
   kCancel,
-  kIdle,  // an idle-reclaim rule's notice: the run's devices idle past the rule's threshold
-  kGrow   // an elastic gang's run took more of its tasks (`nodes`: the new tasks' nodes)
+  kIdle,   // an idle-reclaim rule's notice: the run's devices idle past the rule's threshold
+  kGrow,   // an elastic gang's run took more of its tasks (`nodes`: the new tasks' nodes)
+  kShrink  // an elastic gang's run gave tasks up to a preemptor, down to its minimum
 };
 std::string_view DecisionKindName(DecisionKind k);
 
@@ -56,13 +57,14 @@ class Backend {
   // Stops the current run (preempted, cancelled, node lost), giving it job.stop_grace to
   // checkpoint and exit. No event follows.
   virtual void Stop(const JobRecord& job, TimeMs now) = 0;
-  // An elastic gang's run took more tasks: job.placements from `first_new` on are new and
-  // start now; the tasks before them go on running. The run's generation is new (its
-  // completion is reported with it; the run now progresses at the rate of all its tasks).
-  virtual void Grow(const JobRecord& job, size_t first_new, TimeMs now) = 0;
-  // Whether the backend can grow the job's current run (else an elastic gang keeps the tasks
-  // it started with until its next start).
-  virtual bool CanGrow(const JobRecord&) const { return true; }
+  // An elastic gang's run changed its tasks: they are now job.placements. Tasks it did not
+  // have start now, tasks it no longer has stop (given job.stop_grace), the others go on. The
+  // run's generation is new (its completion is reported with it; it now progresses at the
+  // pace of the tasks it has).
+  virtual void Resize(const JobRecord& job, TimeMs now) = 0;
+  // Whether the backend can resize the job's current run (else an elastic gang keeps the
+  // tasks it started with until its next start, and is never shrunk).
+  virtual bool CanResize(const JobRecord&) const { return true; }
 };
 
 // The in-memory store: what tests and the simulator use.

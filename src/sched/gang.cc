@@ -21,6 +21,10 @@ int32_t GangTaskCount(const GangRequest& gang) {
 struct Demand {
   Milli cpu = 0;
   int64_t device_milli = 0;
+  // The devices the gang takes up at least, as milli: a share that does not divide a device
+  // leaves the rest of it to no other task of the gang (three 0.75 shares need three devices,
+  // not 2.25). What an empty domain must hold.
+  int64_t packed_milli = 0;
 };
 
 // The device models any of the gang's tasks may use (model and device memory).
@@ -131,14 +135,14 @@ bool FitsEmptyDomain(const CellState& cell, TopologyLevel level, ModelMask eligi
       cap.cpu = cell.node(i).cpu_total;
       for (const DeviceSlot& s : cell.devices(i))
         if (s.healthy && ((eligible >> s.model) & 1)) cap.device_milli += 1000;
-      if (cap.cpu >= need.cpu && cap.device_milli >= need.device_milli) return true;
+      if (cap.cpu >= need.cpu && cap.device_milli >= need.packed_milli) return true;
     }
     return false;
   }
   for (size_t d = 0; d < cell.domain_count(level); ++d) {
     if (!in_scope(cell.node(cell.domain_nodes(level, d).front()).cluster)) continue;
     if (cell.DomainCpuCapacity(level, d) >= need.cpu &&
-        cell.DomainDeviceCapacity(level, d, eligible) >= need.device_milli) {
+        cell.DomainDeviceCapacity(level, d, eligible) >= need.packed_milli) {
       return true;
     }
   }
@@ -254,6 +258,9 @@ GangResult PlaceGang(CellState& cell, Placer& placer, const GangRequest& gang, R
   for (const GangGroup& g : gang.groups) {
     need.cpu += g.shape.cpu * g.count;
     need.device_milli += g.shape.total_milli() * g.count;
+    need.packed_milli += (g.shape.fractional() ? kMilliPerUnit / (kMilliPerUnit / g.shape.milli)
+                                               : g.shape.total_milli()) *
+                         g.count;
     tasks += g.count;
   }
   if (tasks == 1 && gang.require != TopologyLevel::kIsland) {

@@ -9,6 +9,7 @@ void RankVictims(std::vector<VictimCandidate>& candidates, size_t limit) {
             [](const VictimCandidate& a, const VictimCandidate& b) {
               if (a.priority != b.priority) return a.priority < b.priority;
               if (a.lost != b.lost) return a.lost < b.lost;
+              if ((a.shrink_to > 0) != (b.shrink_to > 0)) return a.shrink_to > 0;
               return a.key > b.key;
             });
   if (candidates.size() > limit) candidates.resize(limit);

@@ -22,10 +22,14 @@ struct VictimCandidate {
   double lost = 0;       // device-ms of work its stop would throw away
   uint64_t key = 0;      // submission sequence
   uint32_t id = 0;
+  // An elastic run shrunk to its first `shrink_to` tasks (its minimum): the tasks after them
+  // stop, the run goes on and loses nothing. 0 = the run stops whole.
+  int32_t shrink_to = 0;
 };
 
-// Cheapest first: the lowest priority class, then the least work lost, then the youngest;
-// at most `limit` are kept.
+// Cheapest first: the lowest priority class, then the least work lost, then a shrink before
+// a stop, then the youngest; at most `limit` are kept. An elastic run's shrink (nothing lost)
+// therefore comes before its stop.
 void RankVictims(std::vector<VictimCandidate>& candidates, size_t limit);
 
 // A running job as a preemption rule sees it.

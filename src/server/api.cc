@@ -561,12 +561,13 @@ class Api {
     q.limit = static_cast<int>(std::clamp<int64_t>(*limit, 1, 1000));
     q.since = *since;
     q.kind = req.Param("kind");
-    static const std::set<std::string> kKinds = {"",     "start",  "preempt", "requeue", "migrate",
-                                                 "grow", "finish", "fail",    "cancel",  "idle"};
+    static const std::set<std::string> kKinds = {"",        "start",  "preempt", "requeue",
+                                                 "migrate", "grow",   "shrink",  "finish",
+                                                 "fail",    "cancel", "idle"};
     if (!kKinds.count(q.kind)) {
       return SendError(res, 400,
-                       "kind must be one of start, preempt, requeue, migrate, grow, finish, fail, "
-                       "cancel, idle; got \"" +
+                       "kind must be one of start, preempt, requeue, migrate, grow, shrink, "
+                       "finish, fail, cancel, idle; got \"" +
                            q.kind + "\"",
                        "kind");
     }

@@ -43,14 +43,14 @@ void BackendRouter::Stop(const JobRecord& job, TimeMs now) {
   slurm_->Stop(key.job, key.run, job.stop_grace);
 }
 
-void BackendRouter::Grow(const JobRecord& job, size_t first_new, TimeMs now) {
+void BackendRouter::Resize(const JobRecord& job, TimeMs now) {
   switch (KindOf(job)) {
     case BackendKind::kLocal:
-      return agents_->Grow(OrderOf(job), first_new);
+      return agents_->Resize(OrderOf(job), job.stop_grace);
     case BackendKind::kSlurm:
-      return;  // CanGrow: never asked
+      return;  // CanResize: never asked
     default:
-      return emulated_.Grow(job, first_new, now);
+      return emulated_.Resize(job, now);
   }
 }
 

@@ -17,8 +17,8 @@ class EmulatedBackend final : public Backend {
   void Launch(const JobRecord& job, TimeMs now) override;
   // A stopped run's timer is left to fire: the engine ignores events of an older generation.
   void Stop(const JobRecord&, TimeMs) override {}
-  // The grown run's timer replaces the old one (of an older generation, ignored).
-  void Grow(const JobRecord& job, size_t, TimeMs now) override { Launch(job, now); }
+  // The resized run's timer replaces the old one (of an older generation, ignored).
+  void Resize(const JobRecord& job, TimeMs now) override { Launch(job, now); }
 
  private:
   EventSink* sink_ = nullptr;

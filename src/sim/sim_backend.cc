@@ -47,7 +47,7 @@ void SimBackend::Launch(const JobRecord& job, TimeMs now) {
   }
 }
 
-void SimBackend::Grow(const JobRecord& job, size_t, TimeMs now) {
+void SimBackend::Resize(const JobRecord& job, TimeMs now) {
   size_t i = job.id.value();
   const TimeMs at = std::max(now, job.last_start);
   const double done = static_cast<double>(std::max<TimeMs>(0, at - since_[i])) * rate_[i];

@@ -30,8 +30,8 @@ class SimBackend final : public Backend {
   void SetIdleAfter(JobId id, Millis after);
   void Launch(const JobRecord& job, TimeMs now) override;
   void Stop(const JobRecord& job, TimeMs now) override;
-  // The work done at the old pace is kept; the rest goes at the grown run's.
-  void Grow(const JobRecord& job, size_t first_new, TimeMs now) override;
+  // The work done at the old pace is kept; the rest goes at the resized run's.
+  void Resize(const JobRecord& job, TimeMs now) override;
 
   // The run's speed in milli (RunSpeed).
   double Rate(const JobRecord& job) const;

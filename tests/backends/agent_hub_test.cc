@@ -121,7 +121,7 @@ TEST_F(AgentHubTest, AnElasticRunGrowsWithoutTouchingItsTasksAndEndsWhenAllOfIts
   order.task_count = 3;
   order.generation = 43;
   order.tasks.push_back({2, "n0", {4}, "CUDA_VISIBLE_DEVICES", 1000, "", ""});
-  hub_.Grow(order, 1);
+  hub_.Resize(order, 0);
   SyncAnswer n0 = hub_.Wait("n0", 0, 0);
   ASSERT_EQ(n0.run.size(), 1u);
   EXPECT_EQ(n0.run[0].key.ToString(), "7.1.2");
@@ -138,8 +138,32 @@ TEST_F(AgentHubTest, AnElasticRunGrowsWithoutTouchingItsTasksAndEndsWhenAllOfIts
   EXPECT_TRUE(last->ended[0].succeeded);
   EXPECT_EQ(last->ended[0].generation, 43u);
   // A growth of a run that ended (or was stopped) meanwhile assigns nothing.
-  hub_.Grow(order, 1);
+  hub_.Resize(order, 0);
   EXPECT_TRUE(hub_.Wait("n1", 0, 0).run.empty());
+}
+
+TEST_F(AgentHubTest, AShrunkRunStopsTheTasksItGaveUpWithTheirGraceAndGoesOn) {
+  RunOrder order = Gang();
+  order.task_count = 2;
+  hub_.Assign(order);
+  // Shrunk to task 0: task 1 on n1 is told to stop with the grace; task 0 goes on.
+  order.tasks.resize(1);
+  order.generation = 43;
+  hub_.Resize(order, 30000);
+  SyncAnswer n1 = hub_.Wait("n1", 0, 0);
+  EXPECT_TRUE(n1.run.empty());
+  ASSERT_EQ(n1.stop.size(), 1u);
+  EXPECT_EQ(n1.stop[0].key.ToString(), "7.1.1");
+  EXPECT_EQ(n1.stop[0].grace_ms, 30000);
+  EXPECT_EQ(hub_.Wait("n0", 0, 0).run.size(), 1u);
+  // The stopped task's exit ends nothing; task 0's exit does not end the run either: the job
+  // has two tasks and one of them has not run to its end.
+  SyncRequest r = Hello("a1", "10.0.0.2");
+  r.tasks = {Exit({7, 1, 1}, 143)};
+  EXPECT_TRUE(hub_.Report("n1", r, 2000)->ended.empty());
+  r = Hello("a0", "10.0.0.1");
+  r.tasks = {Exit({7, 1, 0}, 0)};
+  EXPECT_TRUE(hub_.Report("n0", r, 2000)->ended.empty());
 }
 
 TEST_F(AgentHubTest, AFailedTaskFailsTheRunAndStopsTheOthers) {

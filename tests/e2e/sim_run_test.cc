@@ -688,6 +688,36 @@ TEST(SimRun, AnElasticGangStartsWithWhatFitsAndGrowsAtItsMembersPace) {
   fs::remove_all(out);
 }
 
+TEST(SimRun, APreemptorShrinksAnElasticGangWhichGrowsBackAfterIt) {
+  // One node of 4 G1. The elastic gang runs whole from 0 s; at 100 s a high-priority job takes
+  // three G1: the gang shrinks to its one task (100 s done, 900 s left at a quarter pace), the
+  // preemptor ends at 200 s (25 s more done), the gang grows back and finishes the other
+  // 875 s at full pace: at 1075 s.
+  fs::path out = TempDir("shrink");
+  std::string text;
+  ASSERT_EQ(SimOnOneNode(out, 4,
+                         R"({"name":"elastic","submit":0,"work":1000,"estimate":1000,)"
+                         R"("priority":"low","preemptible":true,)"
+                         R"("tasks":[{"count":4,"gpus":1}],"gang":{"min_members":1}})"
+                         "\n"
+                         R"({"name":"urgent","submit":100,"work":100,"estimate":100,)"
+                         R"("priority":"high","tasks":[{"gpus":3}]})"
+                         "\n",
+                         &text),
+            0)
+      << text;
+  std::vector<std::pair<std::string, double>> elastic;  // (kind, t_s)
+  std::istringstream lines(testing::ReadText(out / "run" / "fifo" / "decisions.jsonl"));
+  for (std::string line; std::getline(lines, line);) {
+    json d = json::parse(line);
+    if (d["job"] == "elastic") elastic.push_back({d["kind"], d["t_s"].get<double>()});
+  }
+  EXPECT_EQ(elastic, (std::vector<std::pair<std::string, double>>{
+                         {"start", 0.0}, {"shrink", 100.0}, {"grow", 200.0}, {"finish", 1075.0}}))
+      << text;
+  fs::remove_all(out);
+}
+
 TEST(SimRun, MalformedWorkloadsAndFlagsExitTwoWithTheLine) {
   fs::path dir = TempDir("bad");
   fs::create_directories(dir);

@@ -90,8 +90,8 @@ TEST(ElasticGangs, ARunGrowsAsRoomAppearsAndEachGrowthIsLogged) {
   EXPECT_EQ(grows[0]->time, 100 * kSec);
   EXPECT_EQ(grows[0]->reason, "room: +2 task(s), 4 of 4");
   EXPECT_EQ(grows[0]->nodes.size(), 2u);
-  ASSERT_EQ(h.backend.grows.size(), 1u);
-  EXPECT_EQ(h.backend.grows[0], std::make_pair(e.value(), size_t{2}));
+  ASSERT_EQ(h.backend.resizes.size(), 1u);
+  EXPECT_EQ(h.backend.resizes[0], std::make_pair(e.value(), size_t{4}));
   // It ends by the grown run's generation; the first run's report is ignored.
   h.FinishRun(e, generation, 200 * kSec);
   h.RunUntil(200 * kSec);
@@ -146,32 +146,69 @@ TEST(ElasticGangs, WaitingJobsGoBeforeARunningGangGrows) {
   EXPECT_EQ(h.engine->job(e).placements.size(), 3u);
 }
 
-TEST(ElasticGangs, APreemptedGangStartsAgainFromItsMinimum) {
-  Harness h("fifo", true);
-  Job low = Gang(h.spec, "low", 4, 4, 1, 1000 * kSec);
+// A preemptible elastic run of low priority on the whole cluster (4 nodes of 4 G1), elastic
+// from `min` tasks.
+JobId LowOnEverything(Harness& h, int32_t min) {
+  Job low = Gang(h.spec, "low", 4, 4, min, 1000 * kSec);
   low.priority = "low";
   low.preemptible = true;
   JobId e = h.Submit(low, 0);
   h.RunUntil(0);
-  ASSERT_EQ(h.engine->job(e).placements.size(), 4u);
+  EXPECT_EQ(h.engine->job(e).placements.size(), 4u);
+  return e;
+}
+
+TEST(ElasticGangs, APreemptorShrinksAnElasticRunToItsMinimumBeforeStoppingIt) {
+  Harness h("fifo", true);
+  JobId e = LowOnEverything(h, 1);
   Job urgent = Gang(h.spec, "urgent", 3, 4, 0, 100 * kSec);
   urgent.priority = "high";
   JobId u = h.Submit(urgent, 10 * kSec);
   h.RunUntil(10 * kSec);
   ASSERT_EQ(h.engine->job(u).state, JobState::kRunning);
-  EXPECT_EQ(h.engine->job(e).restarts, 1);
-  EXPECT_EQ(h.engine->job(e).reason, PendingReason::kPreempted);
-  // Preempted whole, it starts again in the next cycle on the node left, and grows after
-  // `urgent`.
-  Event tick;
-  tick.time = 20 * kSec;
-  tick.kind = EventKind::kTick;
-  h.engine->Post(tick);
-  h.RunUntil(20 * kSec);
-  EXPECT_EQ(h.engine->job(e).state, JobState::kRunning);
-  EXPECT_EQ(h.engine->job(e).placements.size(), 1u);
+  // Three of its four tasks give way; the run goes on with its first, losing nothing.
+  const JobRecord& shrunk = h.engine->job(e);
+  EXPECT_EQ(shrunk.state, JobState::kRunning);
+  EXPECT_EQ(shrunk.restarts, 0);
+  EXPECT_EQ(shrunk.placements.size(), 1u);
+  EXPECT_EQ(shrunk.placements[0].task.index, 0);
+  EXPECT_EQ(shrunk.run_milli, 4000);
+  EXPECT_EQ(h.engine->allocated_milli(), 16000);
+  EXPECT_EQ(shrunk.kept_ms, 10 * kSec);
+  EXPECT_EQ(shrunk.estimated_end, (10 + 990 * 4) * kSec);  // a quarter of the pace
+  EXPECT_TRUE(DecisionsOf(h.store, e, DecisionKind::kPreempt).empty());
+  std::vector<const Decision*> shrinks = DecisionsOf(h.store, e, DecisionKind::kShrink);
+  ASSERT_EQ(shrinks.size(), 1u);
+  EXPECT_EQ(shrinks[0]->reason, "preempted-by:urgent priority -3 task(s), 1 of 4");
+  EXPECT_EQ(shrinks[0]->nodes.size(), 3u);
+  EXPECT_EQ(h.backend.resizes, (std::vector<std::pair<uint32_t, size_t>>{{e.value(), size_t{1}}}));
+  EXPECT_TRUE(h.backend.stops.empty());
+  // Once the preemptor ends, it grows back.
   h.Finish(u, 110 * kSec);
   h.RunUntil(110 * kSec);
+  EXPECT_EQ(h.engine->job(e).placements.size(), 4u);
+  EXPECT_EQ(h.engine->allocated_milli(), 16000);
+}
+
+TEST(ElasticGangs, AnElasticRunWhoseShrinkIsNotEnoughIsStoppedWhole) {
+  Harness h("fifo", true);
+  JobId e = LowOnEverything(h, 2);
+  Job urgent = Gang(h.spec, "urgent", 3, 4, 0, 100 * kSec);
+  urgent.priority = "high";
+  JobId u = h.Submit(urgent, 10 * kSec);
+  h.RunUntil(10 * kSec);
+  ASSERT_EQ(h.engine->job(u).state, JobState::kRunning);
+  // Down to its minimum of two it frees two nodes, and the preemptor needs three.
+  EXPECT_EQ(h.engine->job(e).state, JobState::kPending);
+  EXPECT_EQ(h.engine->job(e).restarts, 1);
+  EXPECT_EQ(DecisionsOf(h.store, e, DecisionKind::kPreempt).size(), 1u);
+  EXPECT_TRUE(DecisionsOf(h.store, e, DecisionKind::kShrink).empty());
+  EXPECT_EQ(h.engine->allocated_milli(), 12000);
+  EXPECT_EQ(h.FreeMilli(), 4000);
+  // It cannot start its minimum on the one node left; it starts whole once `urgent` ends.
+  h.Finish(u, 110 * kSec);
+  h.RunUntil(110 * kSec);
+  EXPECT_EQ(h.engine->job(e).state, JobState::kRunning);
   EXPECT_EQ(h.engine->job(e).placements.size(), 4u);
 }
 

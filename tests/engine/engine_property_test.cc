@@ -30,7 +30,7 @@ class TimedBackend final : public Backend {
     sink->Post(e);
   }
   void Stop(const JobRecord&, TimeMs) override {}
-  void Grow(const JobRecord& job, size_t, TimeMs now) override { Launch(job, now); }
+  void Resize(const JobRecord& job, TimeMs now) override { Launch(job, now); }
 };
 
 const char* const kFleet = R"(deviceModels:
@@ -69,8 +69,14 @@ struct Check {
         ASSERT_TRUE(j.placements.empty()) << j.job.name << " holds resources while not running";
         continue;
       }
-      ASSERT_EQ(static_cast<int32_t>(j.placements.size()), j.task_count) << j.job.name;
-      allocated += j.device_milli;
+      // Every task, or an elastic gang's minimum at least.
+      const int32_t least = j.job.gang.min_members > 0 ? j.job.gang.min_members : j.task_count;
+      ASSERT_LE(static_cast<int32_t>(j.placements.size()), j.task_count) << j.job.name;
+      ASSERT_GE(static_cast<int32_t>(j.placements.size()), least) << j.job.name;
+      for (size_t t = 0; t < j.placements.size(); ++t)
+        ASSERT_EQ(j.placements[t].task.index, static_cast<int32_t>(t)) << j.job.name;
+      ASSERT_EQ(j.run_milli, MilliOf(j.placements)) << j.job.name;
+      allocated += j.run_milli;
       for (const Placement& p : j.placements) {
         ASSERT_TRUE(engine.node_up(p.node)) << j.job.name << " runs on a lost node";
         cpu[p.node] += p.cpu;
@@ -113,6 +119,10 @@ Job RandomJob(const Spec& spec, Rng& rng, int i) {
   job.preemptible = rng.Uniform(2) == 0;
   job.checkpoint_interval = rng.Uniform(2) ? 60 * 1000 : 0;
   if (rng.Uniform(3) == 0) job.gang.require = TopologyLevel::kLeaf;
+  // Some gangs are elastic: they start with what fits, grow, and shrink for preemptors.
+  const int32_t count = job.task_groups[0].count;
+  if (count > 1 && rng.Uniform(3) == 0)
+    job.gang.min_members = 1 + static_cast<int32_t>(rng.Uniform(static_cast<uint64_t>(count - 1)));
   return job;
 }
 

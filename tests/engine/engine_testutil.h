@@ -25,12 +25,12 @@ class ScriptedBackend final : public Backend {
     stops.push_back(job.id.value());
     if (told) told(job, false);
   }
-  void Grow(const JobRecord& job, size_t first_new, TimeMs) override {
-    grows.push_back({job.id.value(), first_new});
+  void Resize(const JobRecord& job, TimeMs) override {
+    resizes.push_back({job.id.value(), job.placements.size()});
   }
   std::vector<uint32_t> launches;
   std::vector<uint32_t> stops;
-  std::vector<std::pair<uint32_t, size_t>> grows;  // (job, its first new task)
+  std::vector<std::pair<uint32_t, size_t>> resizes;  // (job, the tasks it has now)
   std::function<void(const JobRecord& job, bool launch)> told;
 };
 

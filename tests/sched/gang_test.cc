@@ -91,6 +91,25 @@ TEST(Gang, TooBigForAnyLeafIsInfeasibleButFitsUnderTheSpine) {
   EXPECT_EQ(spine.level, TopologyLevel::kSpine);
 }
 
+TEST(Gang, SharesThatDoNotDivideADeviceCountWholeDevicesForFeasibility) {
+  // "train" has 64 H800. 65 tasks of 0.75 need 65 devices (no two share one): infeasible,
+  // though their 48.75 devices' worth is less than 64; 64 of them fit; 0.5 shares pack two
+  // to a device, so 128 fit and 129 do not.
+  auto f = LoadGang();
+  Placer placer(*f->scorer);
+  auto shares = [&](int32_t tasks, Milli milli) {
+    GangRequest g = Gang(*f, tasks, 1, TopologyLevel::kCluster);
+    g.groups[0].shape.milli = milli;
+    g.groups[0].shape.cpu = g.groups[0].shape.cpu_for_score = 100;
+    f->shapes.Intern(g.groups[0].shape);
+    return g;
+  };
+  EXPECT_EQ(PlaceGang(f->cell, placer, shares(65, 750)).outcome, PlaceOutcome::kInfeasible);
+  EXPECT_EQ(PlaceGang(f->cell, placer, shares(129, 500)).outcome, PlaceOutcome::kInfeasible);
+  EXPECT_EQ(FreeDevices(f->cell), 96 * 1000);
+  EXPECT_EQ(PlaceGang(f->cell, placer, shares(64, 750)).outcome, PlaceOutcome::kPlaced);
+}
+
 TEST(Gang, AllOrNothingLeavesTheCellUnchanged) {
   auto f = LoadGang();
   Placer placer(*f->scorer);

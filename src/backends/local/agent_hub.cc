@@ -62,27 +62,45 @@ void AgentHub::Assign(const RunOrder& order) {
   Run& run = runs_[{order.job, order.run}];
   run.generation = order.generation;
   run.nodes.clear();
-  run.unfinished =
-      order.task_count > 0 ? order.task_count : static_cast<int32_t>(order.tasks.size());
-  AssignLocked(order, 0, run);
+  run.finished.clear();
+  run.tasks = order.task_count > 0 ? order.task_count : static_cast<int32_t>(order.tasks.size());
+  AssignLocked(order, run);
 }
 
-void AgentHub::Grow(const RunOrder& order, size_t first_new) {
+void AgentHub::Resize(const RunOrder& order, Millis grace) {
   MutexLock lock(mu_);
-  auto it = runs_.find({order.job, order.run});
-  if (it == runs_.end()) return;  // ended or stopped meanwhile: the engine hears of it
-  it->second.generation = order.generation;
-  AssignLocked(order, first_new, it->second);
+  auto found = runs_.find({order.job, order.run});
+  if (found == runs_.end()) return;  // ended or stopped meanwhile: the engine hears of it
+  Run& run = found->second;
+  run.generation = order.generation;
+  std::set<int32_t> kept;
+  for (const RunOrder::Task& t : order.tasks)
+    kept.insert(t.index);
+  for (auto it = run.nodes.begin(); it != run.nodes.end();) {
+    if (kept.count(it->first)) {
+      ++it;
+      continue;
+    }
+    if (auto n = nodes_.find(it->second); n != nodes_.end()) {
+      TaskKey key{order.job, order.run, it->first};
+      n->second.run.erase(key);
+      n->second.stop[key] = {key, grace};
+      Touch(n->second);
+    }
+    it = run.nodes.erase(it);
+  }
+  AssignLocked(order, run);
 }
 
-void AgentHub::AssignLocked(const RunOrder& order, size_t first, Run& run) {
+void AgentHub::AssignLocked(const RunOrder& order, Run& run) {
   std::vector<std::string> peers;
   for (const RunOrder::Task& t : order.tasks) {
     auto it = nodes_.find(t.node);
     peers.push_back(it == nodes_.end() || it->second.address.empty() ? t.node : it->second.address);
   }
-  for (size_t i = first; i < order.tasks.size(); ++i) {
+  for (size_t i = 0; i < order.tasks.size(); ++i) {
     const RunOrder::Task& t = order.tasks[i];
+    if (run.nodes.count(t.index) || run.finished.count(t.index)) continue;
     auto it = nodes_.find(t.node);
     if (it == nodes_.end()) continue;
     TaskKey key{order.job, order.run, t.index};
@@ -157,9 +175,14 @@ Result<ReportResult> AgentHub::Report(const std::string& node, const SyncRequest
                                     : " exited with " + std::to_string(t.exit_code);
       out.ended.push_back({id.first, id.second, r->second.generation, false, detail});
       StopLocked(id, 0);
-    } else if (--r->second.unfinished <= 0) {
-      out.ended.push_back({id.first, id.second, r->second.generation, true, "every task exited 0"});
-      runs_.erase(r);
+    } else {
+      // The run has ended once every task of the job exited 0 (an elastic run's tasks too).
+      r->second.finished.insert(t.key.task);
+      if (static_cast<int32_t>(r->second.finished.size()) >= r->second.tasks) {
+        out.ended.push_back(
+            {id.first, id.second, r->second.generation, true, "every task exited 0"});
+        runs_.erase(r);
+      }
     }
   }
   if (!out.ended.empty() || !n.acked.empty()) Touch(n);

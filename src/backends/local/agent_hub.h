@@ -67,9 +67,10 @@ class AgentHub {
   // The engine placed `run` (a launch, or an adoption after a restart: an agent that runs the
   // run's tasks already goes on with them).
   void Assign(const RunOrder& run);
-  // An elastic gang's run took more tasks: those of `run` from `first_new` on start; the
-  // others go on (the run's generation is the order's from now on).
-  void Grow(const RunOrder& run, size_t first_new);
+  // An elastic gang's run changed its tasks: they are now those of `run`. Its tasks the
+  // order lacks are told to stop (with `grace`), those it adds start (unless one ran to its
+  // end already in this run), the others go on; the run's generation is the order's.
+  void Resize(const RunOrder& run, Millis grace);
   // The engine stopped the run: its tasks get SIGTERM and `grace` to exit.
   void Stop(int64_t job, int32_t run, Millis grace);
 
@@ -108,10 +109,12 @@ class AgentHub {
   struct Run {
     uint64_t generation = 0;
     std::map<int32_t, std::string> nodes;  // task index -> node, of tasks still running
-    int32_t unfinished = 0;                // the job's tasks that have not exited 0 yet
+    int32_t tasks = 0;                     // the job's tasks (an elastic run's too)
+    std::set<int32_t> finished;            // task indices that exited 0
   };
-  // Under mu_: tasks `first` on of `order` go to their nodes' agents as tasks of `run`.
-  void AssignLocked(const RunOrder& order, size_t first, Run& run) REQUIRES(mu_);
+  // Under mu_: the tasks of `order` the run has not on a node and has not finished go to their
+  // nodes' agents as tasks of `run`.
+  void AssignLocked(const RunOrder& order, Run& run) REQUIRES(mu_);
   using RunId = std::pair<int64_t, int32_t>;
 
   // Under mu_: the run's remaining tasks are told to stop; the run is forgotten.
