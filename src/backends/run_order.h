@@ -46,6 +46,9 @@ struct RunOrder {
   // The job's tasks: an elastic gang's run may hold fewer than all of them (tasks grow later),
   // and it has ended only when every one of them exited 0. 0 = tasks.size().
   int32_t task_count = 0;
+  // An elastic gang's run: its tasks may change while it runs (a backend whose runs are one
+  // allocation runs each task alone).
+  bool elastic = false;
 };
 
 // A run that ended on its own, as its tasks reported.

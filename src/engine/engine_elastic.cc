@@ -143,7 +143,7 @@ void Engine::GrowElastic(CycleState& cs) {
   const std::vector<uint32_t> ids(growing_.begin(), growing_.end());
   for (uint32_t id : ids) {
     JobRecord& j = jobs_[id];
-    if (!j.running() || cs.stopped.count(id) || !backend_.CanResize(j)) continue;
+    if (!j.running() || cs.stopped.count(id)) continue;
     Compiled& c = *compiled_[id];
     std::vector<Placement> added = MoreTasks(j, c, j.placements, /*charged=*/true);
     if (added.empty()) continue;

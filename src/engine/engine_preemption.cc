@@ -171,7 +171,7 @@ std::vector<VictimCandidate> Engine::VictimCandidates(const JobRecord& j, const 
     // An elastic run beyond its minimum may give up its other tasks first, losing nothing.
     const Compiled& vc = *compiled_[id];
     const size_t least = static_cast<size_t>(vc.start_tasks);
-    if (vc.elastic() && v.placements.size() > least && backend_.CanResize(v) &&
+    if (vc.elastic() && v.placements.size() > least &&
         FreesModels(cell_, std::span<const Placement>(v.placements).subspan(least), mask))
       candidates.push_back({v.priority, 0, v.key, id, vc.start_tasks});
   };

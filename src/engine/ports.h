@@ -62,9 +62,6 @@ class Backend {
   // run's generation is new (its completion is reported with it; it now progresses at the
   // pace of the tasks it has).
   virtual void Resize(const JobRecord& job, TimeMs now) = 0;
-  // Whether the backend can resize the job's current run (else an elastic gang keeps the
-  // tasks it started with until its next start, and is never shrunk).
-  virtual bool CanResize(const JobRecord&) const { return true; }
 };
 
 // The in-memory store: what tests and the simulator use.

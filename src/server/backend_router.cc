@@ -48,7 +48,8 @@ void BackendRouter::Resize(const JobRecord& job, TimeMs now) {
     case BackendKind::kLocal:
       return agents_->Resize(OrderOf(job), job.stop_grace);
     case BackendKind::kSlurm:
-      return;  // CanResize: never asked
+      return slurm_->Resize(spec_->clusters[cell_->node(job.placements[0].node).cluster].name,
+                            OrderOf(job), ShapesOf(job), job.stop_grace);
     default:
       return emulated_.Resize(job, now);
   }
@@ -62,6 +63,7 @@ RunOrder BackendRouter::OrderOf(const JobRecord& job) const {
   order.generation = job.generation;
   order.job_name = job.job.name;
   order.task_count = job.task_count;
+  order.elastic = job.job.gang.min_members > 0 && job.job.gang.min_members < job.task_count;
   order.command = job.job.command;
   if (order.command.empty()) {
     // A job that names no program sleeps for its runtime (a placeholder that holds devices).

@@ -57,8 +57,6 @@ class BackendRouter final : public Backend {
   void Launch(const JobRecord& job, TimeMs now) override;
   void Stop(const JobRecord& job, TimeMs now) override;
   void Resize(const JobRecord& job, TimeMs now) override;
-  // Slurm runs are one allocation each: they start with the tasks that fit and keep them.
-  bool CanResize(const JobRecord& job) const override { return KindOf(job) != BackendKind::kSlurm; }
 
   // The backend of the run's cluster (emulated for a run with no placement).
   BackendKind KindOf(const JobRecord& job) const;

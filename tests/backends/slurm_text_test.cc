@@ -77,8 +77,16 @@ TEST(SlurmJobName, RoundTripAndOthersAreNotOurs) {
   ASSERT_TRUE(ours.has_value());
   EXPECT_EQ(ours->job, 17);
   EXPECT_EQ(ours->run, 2);
-  for (const char* other :
-       {"job.sh", "tessera-17", "tessera-x-1", "tessera-17-2x", "tessera--1", "tessera-0-1"})
+  EXPECT_FALSE(ours->task.has_value());
+  // An elastic run's task submitted alone.
+  EXPECT_EQ(SlurmJobName(17, 2, 5), "tessera-17-2-t5");
+  std::optional<SlurmRunName> part = ParseSlurmJobName("tessera-17-2-t5");
+  ASSERT_TRUE(part.has_value());
+  EXPECT_EQ(part->job, 17);
+  EXPECT_EQ(part->run, 2);
+  EXPECT_EQ(part->task, 5);
+  for (const char* other : {"job.sh", "tessera-17", "tessera-x-1", "tessera-17-2x", "tessera--1",
+                            "tessera-0-1", "tessera-17-2-t", "tessera-17-2-tx", "tessera-17-2-t-1"})
     EXPECT_FALSE(ParseSlurmJobName(other).has_value()) << other;
 }
 

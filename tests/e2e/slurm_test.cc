@@ -253,6 +253,71 @@ TEST_F(SlurmTest, APreemptedBatchJobGetsTermFirstAndCompletesLater) {
   EXPECT_NE(why["decisions"].dump().find("preempt"), std::string::npos) << why.dump();
 }
 
+// An elastic gang on Slurm: two 2-GPU tasks, one node free. Each task is a Slurm job of its
+// own: the first starts at once, the second joins when the blocker ends, and the run succeeds
+// once both completed.
+TEST_F(SlurmTest, AnElasticGangGrowsByASlurmJobPerTaskAndSucceedsWhenEveryTaskDid) {
+  Start(1);
+  const int64_t b = Submit(Job("blocker", "batch", 1, 2, "sleep 3"));
+  ASSERT_EQ(WaitForState(b, "running")["state"], "running");
+  json array = Job("array", "batch", 2, 2, std::string(kPrint) + "; sleep 1");
+  array["gang"] = {{"minMembers", 1}};
+  const int64_t a = Submit(array);
+  json done = WaitForState(a, "succeeded");
+  ASSERT_EQ(done["state"], "succeeded") << done.dump() << daemon_->log();
+  EXPECT_EQ(done["restarts"], 0);
+  std::string t0 = LogOf(a, 0), t1 = LogOf(a, 1);
+  EXPECT_NE(t0.find("task=0"), std::string::npos) << t0;
+  EXPECT_NE(t1.find("task=1"), std::string::npos) << t1;
+  auto slurm_id = [](const std::string& log) {
+    const size_t at = log.find("slurm=");
+    return at == std::string::npos ? std::string() : log.substr(at, log.find('\n', at) - at);
+  };
+  EXPECT_NE(slurm_id(t0), slurm_id(t1)) << t0 << t1;
+  std::vector<std::string> kinds;
+  json why = Body(admin_->Get("/v1/jobs/" + std::to_string(a) + "/explain"));
+  for (const json& d : why["decisions"])
+    kinds.push_back(d["kind"]);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"start", "grow", "finish"})) << why.dump();
+}
+
+// A preemptor shrinks an elastic gang on Slurm: its second task's Slurm job gets TERM within
+// the grace, the first goes on, and the second joins again (a new Slurm job) once the
+// preemptor is done; the run succeeds without a restart.
+TEST_F(SlurmTest, APreemptorShrinksAnElasticGangWhoseTaskComesBackAfterIt) {
+  Start(1);
+  json array = Job("array", "batch", 2, 2,
+                   "if [ $TESSERA_TASK_INDEX = 0 ]; then sleep 8; echo zero-done; exit 0; fi; "
+                   "if [ -f \"$TESSERA_CHECKPOINT_DIR/seen\" ]; then echo again; exit 0; fi; "
+                   "touch \"$TESSERA_CHECKPOINT_DIR/seen\"; trap 'echo got-term; exit 0' TERM; "
+                   "echo up; while true; do sleep 0.1; done");
+  array["priority"] = "low";
+  array["gang"] = {{"minMembers", 1}};
+  const int64_t a = Submit(array);
+  std::string up;
+  for (int i = 0; i < 300 && up.find("up") == std::string::npos; ++i) {
+    up = LogOf(a, 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_NE(up.find("up"), std::string::npos) << up << daemon_->log();
+  json urgent = Job("urgent", "training", 1, 2, "echo urgent; sleep 1");
+  urgent["priority"] = "high";
+  const int64_t u = Submit(urgent);
+  ASSERT_EQ(WaitForState(u, "succeeded")["state"], "succeeded");
+  json done = WaitForState(a, "succeeded");
+  ASSERT_EQ(done["state"], "succeeded") << done.dump() << daemon_->log();
+  EXPECT_EQ(done["restarts"], 0);
+  const std::string t1 = LogOf(a, 1);
+  EXPECT_NE(t1.find("got-term"), std::string::npos) << t1;
+  EXPECT_NE(t1.find("again"), std::string::npos) << t1;
+  EXPECT_NE(LogOf(a, 0).find("zero-done"), std::string::npos) << LogOf(a, 0);
+  std::vector<std::string> kinds;
+  json why = Body(admin_->Get("/v1/jobs/" + std::to_string(a) + "/explain"));
+  for (const json& d : why["decisions"])
+    kinds.push_back(d["kind"]);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"start", "shrink", "grow", "finish"})) << why.dump();
+}
+
 // hetero's move to a faster model through Slurm: the job's allocation on the slow node gets
 // TERM (scancel) and a new one on the fast node, once the fast one frees.
 TEST_F(SlurmTest, HeteroMovesARunningJobToTheFasterModelOnceItFrees) {

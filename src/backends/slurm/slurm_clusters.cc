@@ -30,6 +30,12 @@ SlurmEvent RunEnded(const std::string& cluster, RunOutcome o) {
   return e;
 }
 
+// Whether a Slurm job in `state` is over (not waiting, running or about to).
+bool Over(const std::string& state) {
+  return state != "PENDING" && state != "RUNNING" && state != "CONFIGURING" &&
+         state != "COMPLETING" && state != "SUSPENDED" && state != "REQUEUED";
+}
+
 }  // namespace
 
 SlurmClusters::SlurmClusters(std::vector<SlurmClusterConfig> clusters, std::function<void()> wake,
@@ -60,9 +66,103 @@ void SlurmClusters::Submit(const std::string& cluster, RunOrder order,
   t = Track();
   t.cluster = cluster;
   t.generation = order.generation;
-  pending_.push_back({cluster, std::move(order), std::move(shapes)});
+  if (order.elastic) {
+    t.elastic = true;
+    t.tasks = order.task_count > 0 ? order.task_count : static_cast<int32_t>(order.tasks.size());
+    for (size_t i = 0; i < order.tasks.size(); ++i)
+      QueuePart(cluster, order, shapes, i);
+  } else {
+    pending_.push_back({cluster, std::move(order), std::move(shapes), std::nullopt});
+  }
   kicked_ = true;
   cv_.notify_all();
+}
+
+void SlurmClusters::QueuePart(const std::string& cluster, const RunOrder& order,
+                              const std::vector<SlurmTaskShape>& shapes, size_t i) {
+  RunOrder one = order;
+  one.tasks = {order.tasks[i]};
+  runs_[{order.job, order.run}].parts[order.tasks[i].index] = Part();
+  pending_.push_back({cluster, std::move(one), {shapes[i]}, order.tasks[i].index});
+}
+
+void SlurmClusters::Resize(const std::string& cluster, const RunOrder& order,
+                           const std::vector<SlurmTaskShape>& shapes, Millis grace) {
+  MutexLock lock(mu_);
+  const RunId id{order.job, order.run};
+  auto it = runs_.find(id);
+  if (it == runs_.end() || !it->second.elastic || it->second.stopped || it->second.ended) return;
+  Track& t = it->second;
+  t.generation = order.generation;
+  std::set<int32_t> kept;
+  for (const RunOrder::Task& task : order.tasks)
+    kept.insert(task.index);
+  for (auto p = t.parts.begin(); p != t.parts.end();) {
+    if (kept.count(p->first)) {
+      ++p;
+      continue;
+    }
+    // Given up: not submitted yet, it is simply not submitted; else it is cancelled.
+    const int32_t task = p->first;
+    std::erase_if(pending_, [&](const Pending& q) {
+      return q.order.job == id.first && q.order.run == id.second && q.task == task;
+    });
+    if (p->second.slurm_id != 0) {
+      t.retired.insert(p->second.slurm_id);
+      part_stops_.push_back({id, p->second, grace});
+    }
+    p = t.parts.erase(p);
+  }
+  for (size_t i = 0; i < order.tasks.size(); ++i) {
+    const int32_t task = order.tasks[i].index;
+    if (!t.parts.count(task) && !t.done.count(task)) QueuePart(cluster, order, shapes, i);
+  }
+  kicked_ = true;
+  cv_.notify_all();
+}
+
+void SlurmClusters::StopPart(Track& t, Part part, Millis grace, TimeMs now,
+                             std::vector<std::string>& commands,
+                             std::vector<std::string>& on_cluster) {
+  if (part.slurm_id == 0) return;  // not submitted: its submission is gone already
+  const Cluster& c = clusters_.at(t.cluster);
+  auto j = c.jobs.find(part.slurm_id);
+  const bool running = j != c.jobs.end() && j->second.state == "RUNNING";
+  if (grace > 0 && running) {
+    commands.push_back("scancel --signal=TERM " + std::to_string(part.slurm_id));
+    part.kill_at = now + grace;
+    t.dying.push_back(part);
+  } else {
+    commands.push_back("scancel " + std::to_string(part.slurm_id));
+  }
+  on_cluster.push_back(t.cluster);
+}
+
+std::optional<RunOutcome> SlurmClusters::PollParts(const Cluster& c, const RunId& id, Track& t,
+                                                   std::vector<int64_t>& cancel) {
+  for (auto p = t.parts.begin(); p != t.parts.end(); ++p) {
+    auto j = p->second.slurm_id != 0 ? c.jobs.find(p->second.slurm_id) : c.jobs.end();
+    if (j == c.jobs.end()) continue;
+    std::optional<SlurmEnd> outcome = SlurmOutcome(j->second);
+    if (outcome && outcome->succeeded) {
+      t.done.insert(p->first);
+      continue;
+    }
+    if (!outcome && !(Over(j->second.state) && j->second.state == "CANCELLED")) continue;
+    // One task failed: the run failed, and its other tasks stop.
+    t.ended = true;
+    for (const auto& [task, part] : t.parts)
+      if (part.slurm_id != 0 && task != p->first) cancel.push_back(part.slurm_id);
+    const std::string task = "task " + std::to_string(p->first);
+    return RunOutcome{id.first, id.second, t.generation, false,
+                      outcome ? task + ": " + outcome->detail
+                              : task + "'s Slurm job " + std::to_string(p->second.slurm_id) +
+                                    " was cancelled outside Tessera"};
+  }
+  std::erase_if(t.parts, [&](const auto& p) { return t.done.count(p.first) > 0; });
+  if (static_cast<int32_t>(t.done.size()) < t.tasks) return std::nullopt;
+  t.ended = true;
+  return RunOutcome{id.first, id.second, t.generation, true, "every task's Slurm job completed"};
 }
 
 void SlurmClusters::Stop(int64_t job, int32_t run, Millis grace) {
@@ -156,10 +256,19 @@ void SlurmClusters::Poll(Cluster& c, TimeMs now) {
   }
   // The runs' ends.
   std::vector<SlurmEvent> ended;
+  std::vector<int64_t> cancel;  // the other tasks of an elastic run one of whose tasks failed
   {
     MutexLock lock(mu_);
     for (auto it = runs_.begin(); it != runs_.end();) {
       Track& t = it->second;
+      if (t.elastic) {
+        if (t.cluster == c.config.name && !t.stopped && !t.ended) {
+          if (std::optional<RunOutcome> o = PollParts(c, it->first, t, cancel))
+            ended.push_back(RunEnded(c.config.name, std::move(*o)));
+        }
+        ++it;
+        continue;
+      }
       auto j =
           t.cluster == c.config.name && t.slurm_id != 0 ? c.jobs.find(t.slurm_id) : c.jobs.end();
       if (j == c.jobs.end()) {
@@ -167,8 +276,7 @@ void SlurmClusters::Poll(Cluster& c, TimeMs now) {
         continue;
       }
       const std::string& state = j->second.state;
-      bool over = state != "PENDING" && state != "RUNNING" && state != "CONFIGURING" &&
-                  state != "COMPLETING" && state != "SUSPENDED" && state != "REQUEUED";
+      const bool over = Over(state);
       if (t.stopped) {
         it = over ? runs_.erase(it) : std::next(it);
         continue;
@@ -188,6 +296,10 @@ void SlurmClusters::Poll(Cluster& c, TimeMs now) {
       }
       ++it;
     }
+  }
+  for (int64_t id : cancel) {
+    std::string ignored;
+    Command(c, "scancel " + std::to_string(id), &ignored);
   }
   for (SlurmEvent& e : ended)
     Emit(std::move(e));
@@ -218,23 +330,40 @@ void SlurmClusters::Poll(Cluster& c, TimeMs now) {
   c.polled = true;
 }
 
+bool SlurmClusters::Record(const RunId& id, std::optional<int32_t> task, int64_t slurm_id) {
+  auto t = runs_.find(id);
+  if (t == runs_.end()) return !task;
+  if (!task) {
+    t->second.slurm_id = slurm_id;
+    return true;
+  }
+  auto part = t->second.parts.find(*task);
+  if (part == t->second.parts.end()) return false;
+  part->second.slurm_id = slurm_id;
+  return true;
+}
+
 void SlurmClusters::SubmitNow(Pending p, TimeMs now) {
   (void)now;
   Cluster& c = clusters_.at(p.cluster);
   RunId id{p.order.job, p.order.run};
-  const std::string name = SlurmJobName(id.first, id.second);
+  const std::string name = SlurmJobName(id.first, id.second, p.task);
   auto existing = c.jobs_by_name.find(name);
   if (existing != c.jobs_by_name.end() && c.jobs.at(existing->second).state != "CANCELLED") {
-    // The run's job is there already (a restarted daemon adopting it): tracked, not resubmitted.
+    // The run's job is there already (a restarted daemon adopting it): tracked, not resubmitted
+    // — unless it is a part this run gave up, and now takes back.
     MutexLock lock(mu_);
     auto t = runs_.find(id);
-    if (t != runs_.end()) t->second.slurm_id = existing->second;
-    return;
+    if (t == runs_.end() || !t->second.retired.count(existing->second)) {
+      Record(id, p.task, existing->second);
+      return;
+    }
   }
-  const std::string key = std::to_string(id.first) + "." + std::to_string(id.second);
+  const std::string key = std::to_string(id.first) + "." + std::to_string(id.second) +
+                          (p.task ? ".t" + std::to_string(*p.task) : std::string());
   const std::string checkpoints = c.config.work_dir + "/checkpoints";
   SlurmSubmission s = BuildSubmission(p.order, p.shapes, c.config.partition, c.config.work_dir,
-                                      checkpoints, std::nullopt);
+                                      checkpoints, std::nullopt, p.task.has_value());
   const std::string script = c.config.work_dir + "/" + key + ".sh";
   std::ofstream(script) << s.script;
   std::string args = "sbatch";
@@ -256,9 +385,12 @@ void SlurmClusters::SubmitNow(Pending p, TimeMs now) {
     events_.push_back(RunEnded(c.config.name, std::move(o)));
     return;
   }
-  MutexLock lock(mu_);
-  auto t = runs_.find(id);
-  if (t != runs_.end()) t->second.slurm_id = slurm_id;
+  bool kept = false;
+  {
+    MutexLock lock(mu_);
+    kept = Record(id, p.task, slurm_id);
+  }
+  if (!kept) Command(c, "scancel " + std::to_string(slurm_id), &out);  // given up meanwhile
 }
 
 void SlurmClusters::Loop() {
@@ -272,6 +404,8 @@ void SlurmClusters::Loop() {
     kicked_ = false;
     std::vector<std::pair<RunId, Millis>> stops;
     stops.swap(stops_);
+    std::vector<PartStop> part_stops;
+    part_stops.swap(part_stops_);
     TimeMs now = clock.Now();
 
     // Stops first (from the last poll's view of the jobs): SIGTERM to the steps of a running
@@ -286,6 +420,17 @@ void SlurmClusters::Loop() {
       if (it == runs_.end()) continue;
       Track& t = it->second;
       t.stopped = true;
+      if (t.elastic) {
+        // Each of its parts stops as a run would; those not submitted yet are not submitted.
+        std::erase_if(pending_, [&](const Pending& p) {
+          return p.order.job == id.first && p.order.run == id.second;
+        });
+        for (const auto& [task, part] : t.parts)
+          StopPart(t, part, grace, now, commands, on_cluster);
+        t.parts.clear();
+        if (t.dying.empty()) runs_.erase(it);
+        continue;
+      }
       if (t.slurm_id == 0) {
         std::erase_if(pending_, [&](const Pending& p) {
           return p.order.job == id.first && p.order.run == id.second;
@@ -305,12 +450,28 @@ void SlurmClusters::Loop() {
       }
       on_cluster.push_back(t.cluster);
     }
-    for (auto& [id, t] : runs_) {
+    for (const PartStop& ps : part_stops) {
+      auto it = runs_.find(ps.run);
+      if (it != runs_.end()) StopPart(it->second, ps.part, ps.grace, now, commands, on_cluster);
+    }
+    for (auto it = runs_.begin(); it != runs_.end();) {
+      Track& t = it->second;
       if (t.stopped && t.kill_at != 0 && t.kill_at <= now) {
         commands.push_back("scancel " + std::to_string(t.slurm_id));
         on_cluster.push_back(t.cluster);
         t.kill_at = 0;
       }
+      // The parts given up with a grace: cancelled once it is over.
+      for (auto d = t.dying.begin(); d != t.dying.end();) {
+        if (d->kill_at > now) {
+          ++d;
+          continue;
+        }
+        commands.push_back("scancel " + std::to_string(d->slurm_id));
+        on_cluster.push_back(t.cluster);
+        d = t.dying.erase(d);
+      }
+      it = t.elastic && t.stopped && t.dying.empty() ? runs_.erase(it) : std::next(it);
     }
     // Submissions, before the poll (a placement reaches Slurm at once), to controllers that have
     // answered since the start: a restarted daemon must see what runs there before it submits.

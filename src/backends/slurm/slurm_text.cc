@@ -125,8 +125,9 @@ bool SlurmNodeUsable(std::string_view state) {
   return true;
 }
 
-std::string SlurmJobName(int64_t job, int32_t run) {
-  return "tessera-" + std::to_string(job) + "-" + std::to_string(run);
+std::string SlurmJobName(int64_t job, int32_t run, std::optional<int32_t> task) {
+  return "tessera-" + std::to_string(job) + "-" + std::to_string(run) +
+         (task ? "-t" + std::to_string(*task) : std::string());
 }
 
 std::optional<SlurmRunName> ParseSlurmJobName(std::string_view name) {
@@ -136,6 +137,16 @@ std::optional<SlurmRunName> ParseSlurmJobName(std::string_view name) {
   size_t dash = name.find('-');
   if (dash == std::string_view::npos) return std::nullopt;
   SlurmRunName out;
+  // An elastic run's task alone: "-tTASK" after the run.
+  if (size_t t = name.find("-t", dash + 1); t != std::string_view::npos) {
+    int32_t task = -1;
+    auto c = std::from_chars(name.data() + t + 2, name.data() + name.size(), task);
+    if (c.ec != std::errc() || c.ptr != name.data() + name.size() || task < 0 ||
+        t + 2 == name.size())
+      return std::nullopt;
+    out.task = task;
+    name = name.substr(0, t);
+  }
   auto a = std::from_chars(name.data(), name.data() + dash, out.job);
   auto b = std::from_chars(name.data() + dash + 1, name.data() + name.size(), out.run);
   const bool whole = a.ec == std::errc() && a.ptr == name.data() + dash && b.ec == std::errc() &&
@@ -172,7 +183,7 @@ std::string ShellQuote(std::string_view s) {
 SlurmSubmission BuildSubmission(const RunOrder& order, const std::vector<SlurmTaskShape>& shapes,
                                 const std::string& partition, const std::string& output_dir,
                                 const std::string& checkpoint_root,
-                                std::optional<Millis> time_limit) {
+                                std::optional<Millis> time_limit, bool alone) {
   // Nodes in the order of their first task; each node's tasks in task order (local ranks).
   std::vector<std::string> nodes;
   std::map<std::string, std::vector<int32_t>> tasks_on;
@@ -198,15 +209,18 @@ SlurmSubmission BuildSubmission(const RunOrder& order, const std::vector<SlurmTa
   for (const std::string& n : nodes)
     nodelist += (nodelist.empty() ? "" : ",") + n;
   const std::string key = std::to_string(order.job) + "." + std::to_string(order.run);
+  const std::optional<int32_t> task =
+      alone && !order.tasks.empty() ? std::optional<int32_t>(order.tasks[0].index) : std::nullopt;
 
   SlurmSubmission s;
   s.args = {"--parsable",
-            "--job-name=" + SlurmJobName(order.job, order.run),
+            "--job-name=" + SlurmJobName(order.job, order.run, task),
             "--nodes=" + std::to_string(nodes.size()),
             "--nodelist=" + nodelist,
             "--ntasks-per-node=" + std::to_string(per_node),
             "--cpus-per-task=" + std::to_string(std::max<Milli>(1, (cpu + 999) / 1000)),
-            "--output=" + output_dir + "/" + key + ".batch.log",
+            "--output=" + output_dir + "/" + key +
+                (task ? ".t" + std::to_string(*task) : std::string()) + ".batch.log",
             "--chdir=" + output_dir,
             "--no-requeue"};
   if (memory > 0) s.args.push_back("--mem=" + std::to_string(memory) + "M");

@@ -47,11 +47,13 @@ Result<std::map<std::string, SlurmNode>> ParseSinfoNodes(std::string_view text);
 bool SlurmNodeUsable(std::string_view state);
 
 // The name of run `run` of job `job` in Slurm, and back (nullopt when not Tessera's).
+// An elastic run's task submitted alone is named for it too: tessera-JOB-RUN-tTASK.
 struct SlurmRunName {
   int64_t job = 0;
   int32_t run = 0;
+  std::optional<int32_t> task;
 };
-std::string SlurmJobName(int64_t job, int32_t run);
+std::string SlurmJobName(int64_t job, int32_t run, std::optional<int32_t> task = std::nullopt);
 std::optional<SlurmRunName> ParseSlurmJobName(std::string_view name);
 
 // How a run's job ended, once squeue says it did; nullopt while it has not (or when it ended
@@ -78,10 +80,11 @@ struct SlurmTaskShape {
   MiB memory = 0;
   int gpus = 0;
 };
+// `alone`: the order is one task of an elastic run, submitted as its own job (named for it).
 SlurmSubmission BuildSubmission(const RunOrder& order, const std::vector<SlurmTaskShape>& shapes,
                                 const std::string& partition, const std::string& output_dir,
                                 const std::string& checkpoint_root,
-                                std::optional<Millis> time_limit);
+                                std::optional<Millis> time_limit, bool alone = false);
 
 // `s` quoted for /bin/sh (single quotes).
 std::string ShellQuote(std::string_view s);
