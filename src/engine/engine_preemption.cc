@@ -216,10 +216,15 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   // together would let the quota admit the job or give a cluster it may use its devices.
   std::vector<uint32_t> all;
   all.reserve(candidates.size());
-  for (const VictimCandidate& cand : candidates)
+  bool shrinks = false;
+  for (const VictimCandidate& cand : candidates) {
     all.push_back(cand.id);
-  std::sort(all.begin(), all.end());
-  all.erase(std::unique(all.begin(), all.end()), all.end());  // a shrink and a stop: one job
+    shrinks = shrinks || cand.shrink_to > 0;
+  }
+  if (shrinks) {  // a shrink and a stop of one job: the job once
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+  }
   if (!CouldMakeRoom(j, c, mask, all, cs.now)) return false;
 
   // Candidates [0, held) are released; saved[i] is candidate i's placements.

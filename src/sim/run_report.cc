@@ -235,7 +235,9 @@ json RunMetrics(const RunFacts& f) {
                  {"placements_tried", f.engine.counters().placements_tried},
                  {"starts", f.engine.counters().starts},
                  {"backfilled", f.engine.counters().backfilled},
-                 {"migrations", f.engine.counters().migrations}};
+                 {"migrations", f.engine.counters().migrations},
+                 {"growths", f.engine.counters().growths},
+                 {"shrinks", f.engine.counters().shrinks}};
 
   return m;
 }
