@@ -483,13 +483,8 @@ void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs n
   j.state = JobState::kRunning;
   OrderLaunch(j, now);
   Record(j);
-  std::vector<uint32_t> nodes;
-  for (const Placement& p : j.placements)
-    nodes.push_back(p.node);
-  std::sort(nodes.begin(), nodes.end());
-  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
   // The record keeps no copy of its explanation: the decision log is where it is read.
-  LogDecision(DecisionKind::kStart, j, std::move(reason), now, std::move(nodes),
+  LogDecision(DecisionKind::kStart, j, std::move(reason), now, DistinctNodes(j.placements),
               std::move(j.where));
 }
 

@@ -32,6 +32,12 @@ std::optional<uint16_t> IslandOf(const CellState& cell, const Placement& p) {
   return cell.devices(p.node)[p.devices.front().index].island;
 }
 
+// "+2 task(s), 4 of 6" / "-2 task(s), 2 of 6".
+std::string Members(char sign, size_t changed, size_t now, int32_t of) {
+  return std::string(1, sign) + std::to_string(changed) + " task(s), " + std::to_string(now) +
+         " of " + std::to_string(of);
+}
+
 }  // namespace
 
 const TaskShape& Engine::GrowthShape(Compiled& c, int32_t task, ModelMask models, uint32_t cluster,
@@ -68,11 +74,7 @@ std::vector<Placement> Engine::MoreTasks(JobRecord& j, Compiled& c,
   const std::vector<uint32_t>* domain = nullptr;
   if (level == TopologyLevel::kLeaf || level == TopologyLevel::kSpine)
     domain = &cell_.domain_nodes(level, cell_.domain_of(level, first));
-  std::vector<uint32_t> own;
-  for (const Placement& p : run)
-    own.push_back(p.node);
-  std::sort(own.begin(), own.end());
-  own.erase(std::unique(own.begin(), own.end()), own.end());
+  std::vector<uint32_t> own = DistinctNodes(run);
   // What the quota is to admit: the run's devices when they are not charged yet, and the
   // new tasks'.
   std::vector<Milli> charge = charged ? std::vector<Milli>(cell_.model_count(), 0) : PerModel(run);
@@ -152,10 +154,7 @@ void Engine::GrowElastic(CycleState& cs) {
       // reservation's time at the grown pace, or on devices it will not need.
       std::vector<Placement> grown = j.placements;
       grown.insert(grown.end(), added.begin(), added.end());
-      Milli more = 0;
-      for (const Placement& p : added)
-        for (const DeviceUse& u : p.devices)
-          more += u.milli;
+      const Milli more = MilliOf(added);
       std::optional<Millis> left;
       if (const Millis runtime_left = RuntimeLeft(j); runtime_left >= 0) {
         const Millis done = Progress(j, std::max<Millis>(0, cs.now - j.last_start));
@@ -175,26 +174,6 @@ void Engine::GrowElastic(CycleState& cs) {
     Grow(j, std::move(added), cs.now);
   }
 }
-
-namespace {
-
-// The distinct nodes of `placements`, in order.
-std::vector<uint32_t> NodesOf(const std::vector<Placement>& placements) {
-  std::vector<uint32_t> nodes;
-  for (const Placement& p : placements)
-    nodes.push_back(p.node);
-  std::sort(nodes.begin(), nodes.end());
-  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-  return nodes;
-}
-
-// "+2 task(s), 4 of 6" / "-2 task(s), 2 of 6".
-std::string Members(char sign, size_t changed, size_t now, int32_t of) {
-  return std::string(1, sign) + std::to_string(changed) + " task(s), " + std::to_string(now) +
-         " of " + std::to_string(of);
-}
-
-}  // namespace
 
 void Engine::ResizeRun(JobRecord& j, std::vector<Placement> tasks, TimeMs now) {
   const uint32_t id = j.id.value();
@@ -243,7 +222,7 @@ void Engine::Grow(JobRecord& j, std::vector<Placement> added, TimeMs now) {
   ++counters_.growths;
   LogDecision(DecisionKind::kGrow, j,
               "room: " + Members('+', added.size(), j.placements.size(), j.task_count), now,
-              NodesOf(added));
+              DistinctNodes(added));
 }
 
 void Engine::ShrinkVictim(JobRecord& v, const JobRecord& by, const std::string& cause, Millis grace,
@@ -262,7 +241,7 @@ void Engine::ShrinkVictim(JobRecord& v, const JobRecord& by, const std::string& 
               "preempted-by:" + by.job.name + " " + cause + " " +
                   Members('-', gone.size(), v.placements.size(), v.task_count) +
                   (grace > 0 ? " grace " + FormatDuration(grace) : ""),
-              cs.now, NodesOf(gone));
+              cs.now, DistinctNodes(gone));
 }
 
 }  // namespace tessera

@@ -13,6 +13,7 @@
 // (start, preempt, migrate, requeue, finish).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -131,6 +132,16 @@ inline Milli MilliOf(const std::vector<Placement>& placements) {
     for (const DeviceUse& u : p.devices)
       sum += u.milli;
   return sum;
+}
+
+// The distinct nodes of `placements`, in index order.
+inline std::vector<uint32_t> DistinctNodes(const std::vector<Placement>& placements) {
+  std::vector<uint32_t> nodes;
+  for (const Placement& p : placements)
+    nodes.push_back(p.node);
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  return nodes;
 }
 
 // Work a run loses when stopped at `now` without a final checkpoint: everything since the
