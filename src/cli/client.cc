@@ -5,10 +5,14 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <ostream>
 
 #include "cli/app.h"
 #include "cli/client_common.h"
+#include "common/server_list.h"
 
 namespace tessera::cli {
 
@@ -63,16 +67,17 @@ Result<ClientConfig> ResolveClientConfig(const std::string& server_flag,
   if (c.server.empty()) c.server = "http://127.0.0.1:7400";
   c.token = pick(token_flag, "TESSERA_TOKEN", file_token);
   c.ca_cert = pick(ca_flag, "TESSERA_CA_CERT", file_ca);
-  if (c.server.rfind("http://", 0) != 0 && c.server.rfind("https://", 0) != 0) {
-    return InvalidArgument("server \"" + c.server + "\": expected http://HOST:PORT or https://");
-  }
+  if (auto servers = ServerList::Parse(c.server, "server"); !servers.ok()) return servers.status();
   return c;
 }
 
-HttpReply Call(const ClientConfig& c, const std::string& method, const std::string& path,
-               const std::string& body,
-               const std::vector<std::pair<std::string, std::string>>& headers) {
-  httplib::Client client(c.server);
+namespace {
+
+// One call to one daemon.
+HttpReply CallOne(const ClientConfig& c, const std::string& server, const std::string& method,
+                  const std::string& path, const std::string& body,
+                  const std::vector<std::pair<std::string, std::string>>& headers) {
+  httplib::Client client(server);
   client.set_connection_timeout(5);
   client.set_tcp_nodelay(true);
   if (!c.ca_cert.empty()) client.set_ca_cert_path(c.ca_cert);
@@ -93,6 +98,47 @@ HttpReply Call(const ClientConfig& c, const std::string& method, const std::stri
   out.body = json::parse(r->body, nullptr, false);
   if (out.body.is_discarded()) out.body = json{{"message", r->body}};
   return out;
+}
+
+// The daemon this process reached last, for each list of daemons it was given.
+std::mutex servers_mu;
+std::map<std::string, std::shared_ptr<ServerList>>& KnownServers() {
+  static std::map<std::string, std::shared_ptr<ServerList>> known;
+  return known;
+}
+
+std::shared_ptr<ServerList> ServersOf(const std::string& list) {
+  std::lock_guard<std::mutex> lock(servers_mu);
+  auto& known = KnownServers();
+  if (auto it = known.find(list); it != known.end()) return it->second;
+  auto parsed = ServerList::Parse(list, "server");
+  if (!parsed.ok()) return nullptr;
+  return known[list] = std::make_shared<ServerList>(*parsed);
+}
+
+}  // namespace
+
+HttpReply Call(const ClientConfig& c, const std::string& method, const std::string& path,
+               const std::string& body,
+               const std::vector<std::pair<std::string, std::string>>& headers) {
+  std::shared_ptr<ServerList> servers = ServersOf(c.server);
+  if (!servers) return CallOne(c, c.server, method, path, body, headers);  // says what is wrong
+  // Several daemons: from the one reached last, on to the leader a standby names (a 307 or a
+  // 503 with `leader`), or to the next when one cannot be reached or does not lead. A call
+  // that may have been taken before its answer was lost is safe to send again: submissions
+  // carry an Idempotency-Key.
+  std::string server = servers->Current();
+  HttpReply r;
+  for (size_t tries = 0; tries < servers->size() + 2; ++tries) {
+    r = CallOne(c, server, method, path, body, headers);
+    const std::string leader = r.body.is_object() ? Str(r.body, "leader") : "";
+    const bool elsewhere = r.status == 0 || r.status == 503 || (r.status == 307 && !leader.empty());
+    if (!elsewhere || (servers->size() == 1 && leader.empty())) break;
+    std::string next = servers->Failed(server, leader);
+    if (next == server) break;
+    server = next;
+  }
+  return r;
 }
 
 int ReportFailure(const HttpReply& r, std::ostream& err) {

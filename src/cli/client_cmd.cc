@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <random>
@@ -89,14 +90,20 @@ Result<Work> WorkOf(const std::string& path) {
   return work;
 }
 
-// POSTs `body`, retrying while the daemon cannot be reached or the store refuses (503).
+// POSTs `body`, retrying while the daemon cannot be reached or the store refuses (503): three
+// times (1.4 s) for one daemon, for 10 s for several (a standby takes over within seconds).
 HttpReply PostRetried(const ClientConfig& cfg, const std::string& path, const json& body,
                       const std::vector<std::pair<std::string, std::string>>& headers) {
+  const bool several = cfg.server.find(',') != std::string::npos;
   HttpReply r;
-  for (int attempt = 0; attempt < 3; ++attempt) {
+  int waited_ms = 0;
+  for (int attempt = 0;; ++attempt) {
     r = Call(cfg, "POST", path, body.dump(), headers);
     if (r.status != 0 && r.status != 503) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200 << attempt));
+    const int wait_ms = std::min(200 << attempt, 1600);
+    if (several ? waited_ms + wait_ms > 10000 : attempt == 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+    waited_ms += wait_ms;
   }
   return r;
 }

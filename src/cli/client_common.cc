@@ -14,7 +14,9 @@ namespace tessera::cli {
 using json = nlohmann::ordered_json;
 
 void AddCommon(CLI::App* cmd, Common& c, bool output) {
-  cmd->add_option("--server", c.server, "The daemon's URL (else TESSERA_SERVER, the config file)");
+  cmd->add_option("--server", c.server,
+                  "The daemon's URL, or several daemons' comma-separated (one leads; the "
+                  "others stand by) (else TESSERA_SERVER, the config file)");
   cmd->add_option("--token", c.token, "Bearer token (else TESSERA_TOKEN, the config file)");
   cmd->add_option("--ca-cert", c.ca_cert,
                   "https: the CA certificate to trust (else TESSERA_CA_CERT, the config file)");

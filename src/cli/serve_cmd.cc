@@ -1,6 +1,8 @@
-// tessera serve --config DIR [--store sqlite:PATH] [--listen HOST:PORT] [--ready-file F]:
-// the daemon. Loads and validates the configuration, opens (or creates) the store, rebuilds
-// its state from it, and answers the HTTP/JSON API until SIGINT or SIGTERM.
+// tessera serve --config DIR [--store sqlite:PATH | postgres://...] [--listen HOST:PORT]
+// [--ready-file F]: the daemon. Loads and validates the configuration, opens (or creates) the
+// store, rebuilds its state from it, and answers the HTTP/JSON API until SIGINT or SIGTERM.
+// On a PostgreSQL store it first takes the store's lease, standing by while another daemon
+// holds it (serve_standby.h), and stops once another daemon took it.
 //
 // Logs are JSON lines on standard error; standard output says where it listens and, on the
 // first start with an empty store, the admin's token (once).
@@ -8,6 +10,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -19,10 +22,12 @@
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "cli/load.h"
+#include "cli/serve_standby.h"
 #include "common/quantity.h"
 #include "common/text.h"
 #include "server/api.h"
 #include "server/daemon.h"
+#include "store/postgres.h"
 #include "store/sqlite_store.h"
 
 namespace tessera::cli {
@@ -41,6 +46,7 @@ struct ServeArgs {
   std::string agent_heartbeat = "2s", agent_lost_after = "10s";
   std::string cycle_interval = "5ms";
   std::string policy, placement;  // "" = the configuration's scheduler section
+  std::string lease = "3s";       // PostgreSQL: how long the leader's lease lasts unrenewed
   bool log_requests = false;
 };
 
@@ -52,21 +58,36 @@ void Log(std::ostream& err, const std::string& level, const std::string& msg, js
   err << line.dump() << std::endl;
 }
 
-// The store's file: --store sqlite:PATH, else tessera.db beside the configuration.
-Result<std::string> StorePath(const ServeArgs& a) {
-  if (!a.store.empty()) {
-    constexpr std::string_view kScheme = "sqlite:";
-    if (a.store.rfind(kScheme, 0) != 0 || a.store.size() == kScheme.size()) {
-      return InvalidArgument("--store: expected sqlite:PATH, got \"" + a.store +
-                             "\" (the embedded SQLite store is the only one built so far)");
-    }
-    return a.store.substr(kScheme.size());
-  }
+// The configuration's folder: where the default store and the Slurm work folders go.
+std::filesystem::path ConfigDir(const ServeArgs& a) {
   namespace fs = std::filesystem;
   fs::path first(a.config.front());
   std::error_code ec;
-  fs::path dir = fs::is_directory(first, ec) ? first : first.parent_path();
-  return (dir / "tessera.db").string();
+  return fs::is_directory(first, ec) ? first : first.parent_path();
+}
+
+// The store: --store sqlite:PATH or postgres://USER@HOST:PORT/DB, else sqlite:tessera.db
+// beside the configuration.
+struct StoreChoice {
+  bool postgres = false;
+  std::string location;  // the file, or the database's URL
+  std::string shown;     // as the log names it (a URL without its password)
+};
+
+Result<StoreChoice> StoreOf(const ServeArgs& a) {
+  if (IsPostgresUrl(a.store)) return StoreChoice{true, a.store, RedactedUrl(a.store)};
+  if (!a.store.empty()) {
+    constexpr std::string_view kScheme = "sqlite:";
+    if (a.store.rfind(kScheme, 0) != 0 || a.store.size() == kScheme.size()) {
+      return InvalidArgument(
+          "--store: expected sqlite:PATH or postgres://USER@HOST:PORT/DB, got \"" +
+          RedactedUrl(a.store) + "\"");
+    }
+    std::string path = a.store.substr(kScheme.size());
+    return StoreChoice{false, path, path};
+  }
+  std::string path = (ConfigDir(a) / "tessera.db").string();
+  return StoreChoice{false, path, path};
 }
 
 Result<std::pair<std::string, int>> ParseListen(const std::string& s) {
@@ -166,10 +187,6 @@ void Announce(const ServeArgs& a, const std::string& url, const std::string& sto
   }
 }
 
-// serve's log: whole lines from any thread (the daemon's, the API's, the main one).
-using LogLine =
-    std::function<void(const std::string& level, const std::string& msg, const json& fields)>;
-
 LogLine SerialLog(std::ostream& err) {
   auto mu = std::make_shared<std::mutex>();
   return [&err, mu](const std::string& level, const std::string& msg, const json& fields) {
@@ -208,8 +225,8 @@ void LogStart(const LogLine& log, const std::string& store, const Daemon& daemon
 // The API over `daemon` on `listen` until SIGINT or SIGTERM (`stop_signals`, blocked): the
 // exit code.
 int ServeApi(const ServeArgs& a, Daemon& daemon, const std::pair<std::string, int>& listen,
-             const std::string& store, const std::string& new_token, const sigset_t& stop_signals,
-             const LogLine& log, std::ostream& out, std::ostream& err) {
+             const std::string& store, const std::string& new_token, StopWatch& stop,
+             PostgresStore* leading, const LogLine& log, std::ostream& out, std::ostream& err) {
   auto server = ApiServer(a, daemon);
   if (!server.ok()) {
     err << "error: --tls-cert " << a.tls_cert << " / --tls-key " << a.tls_key << ": "
@@ -230,22 +247,75 @@ int ServeApi(const ServeArgs& a, Daemon& daemon, const std::pair<std::string, in
   std::string url =
       fmt::format("{}://{}:{}", a.tls_cert.empty() ? "http" : "https", listen.first, *port);
   log("info", "listening", {{"url", url}});
+  if (leading != nullptr) {
+    // The standbys name this address to clients.
+    if (Status s = leading->Advertise(url); !s.ok()) {
+      log("warn", "the leader's address is not in the store", {{"error", s.message()}});
+    }
+    log("info", "leading", {{"term", leading->term()}, {"url", url}});
+  }
   Announce(a, url, store, new_token, out);  // the ready file last: all is said by then
-  std::thread stopper([&] {
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
-    log("info", "stopping", {{"signal", sig}});
+  stop.OnStop([&] {
     daemon.agents().Shutdown();  // the agents' open syncs answer now
     http.Stop();
   });
   http.Run();
-  // Run returned: by our signal thread.
-  if (stopper.joinable()) {
-    pthread_kill(stopper.native_handle(), SIGTERM);
-    stopper.join();
-  }
+  stop.OnStop(nullptr);
   return kExitOk;
 }
+
+// Why a PostgreSQL store's daemon does not lead now ("" = it leads).
+std::string NotLeading(const PostgresStore& store) {
+  if (store.deposed()) return "deposed: another daemon took the store's lease";
+  if (!store.leading()) return "the store's lease could not be renewed in time (see the log)";
+  return "";
+}
+
+// Watches a leading daemon's lease: says in the log when it stops and starts leading, and
+// stops the daemon once another took the lease (it cannot lead again in this process: its
+// state is the old term's; restarted, it stands by).
+class LeaseWatch {
+ public:
+  LeaseWatch(const PostgresStore& store, StopWatch& stop, const LogLine& log)
+      : thread_([&store, &stop, log, this] {
+          std::string was;
+          std::unique_lock<std::mutex> lock(mu_);
+          while (!done_) {
+            cv_.wait_for(lock, std::chrono::milliseconds(100));
+            std::string why = NotLeading(store);
+            if (why != was) {
+              if (why.empty()) {
+                log("info", "leading again", {{"term", store.term()}});
+              } else {
+                log("error", "not leading", {{"term", store.term()}, {"reason", why}});
+              }
+              was = why;
+            }
+            if (store.deposed() && !deposed_) {
+              deposed_ = true;
+              stop.Stop("deposed: another daemon leads the store; restarted, this one stands by");
+            }
+          }
+        }) {}
+  ~LeaseWatch() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  bool deposed() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return deposed_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false, deposed_ = false;
+  std::thread thread_;
+};
 
 int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   if (a.tls_cert.empty() != a.tls_key.empty()) {
@@ -260,40 +330,79 @@ int RunServe(const ServeArgs& a, std::ostream& out, std::ostream& err) {
   }
   std::optional<DaemonOptions> options = DaemonOptionsOf(a, err);
   if (!options) return kExitInvalidInput;
-  auto path = StorePath(a);
-  if (!path.ok()) {
-    err << "error: " << path.status().message() << "\n";
+  auto choice = StoreOf(a);
+  if (!choice.ok()) {
+    err << "error: " << choice.status().message() << "\n";
+    return kExitInvalidInput;
+  }
+  Result<Millis> lease = ParseDuration(a.lease);
+  if (!lease.ok() || *lease < 500 || *lease > 60000) {
+    err << "error: --lease: expected a duration from 500ms to 60s (e.g. 3s), got \"" << a.lease
+        << "\"\n";
     return kExitInvalidInput;
   }
   std::optional<Spec> spec = LoadOrReport(a.config, err);
   if (!spec) return kExitInvalidInput;
-  auto store = SqliteStore::Open(*path);
-  if (!store.ok()) {
+  const LogLine log = SerialLog(err);
+  StopWatch stop(stop_signals, log);
+  std::unique_ptr<DurableStore> store;
+  PostgresStore* postgres = nullptr;  // the same store, when it is PostgreSQL's
+  Status opened = Status::Ok();
+  if (choice->postgres) {
+    StandbyArgs standby{choice->location, listen->first, listen->second,
+                        a.tls_cert,       a.tls_key,     std::chrono::milliseconds(*lease)};
+    auto pg = OpenLeading(standby, stop, log);
+    if (pg.ok()) {
+      postgres = pg->get();
+      store = std::move(*pg);
+    } else if (stop.stopped()) {
+      log("info", "stopped", json::object());
+      return kExitOk;
+    } else {
+      opened = pg.status();
+    }
+  } else {
+    auto sqlite = SqliteStore::Open(choice->location);
+    if (sqlite.ok()) {
+      store = std::move(*sqlite);
+    } else {
+      opened = sqlite.status();
+    }
+  }
+  if (!opened.ok()) {
     // In use by another daemon, not a store, read-only, from a newer tessera: the operator's
-    // to fix (exit 2); anything else (a disk error) is a failure.
-    err << "error: " << store.status().message() << "\n";
-    return store.status().code() == StatusCode::kFailedPrecondition ? kExitInvalidInput
-                                                                    : kExitFailure;
+    // to fix (exit 2); anything else (a disk error, a database out of reach) is a failure.
+    err << "error: " << opened.message() << "\n";
+    return opened.code() == StatusCode::kFailedPrecondition ||
+                   opened.code() == StatusCode::kInvalidArgument
+               ? kExitInvalidInput
+               : kExitFailure;
   }
 
   static SystemClock clock;
-  options->work_dir = std::filesystem::path(*path).parent_path().string();
+  options->work_dir = choice->postgres
+                          ? ConfigDir(a).string()
+                          : std::filesystem::path(choice->location).parent_path().string();
   if (options->work_dir.empty()) options->work_dir = ".";
   if (const char* t = std::getenv("TESSERA_ADMIN_TOKEN")) options->admin_token = t;
-  const LogLine log = SerialLog(err);
   options->log = log;
+  if (postgres != nullptr) options->not_leading = [postgres] { return NotLeading(*postgres); };
   auto t0 = std::chrono::steady_clock::now();
-  auto started = Daemon::Start(std::move(*spec), std::move(*store), clock, *options);
+  auto started = Daemon::Start(std::move(*spec), std::move(store), clock, *options);
   if (!started.ok()) {
     err << "error: " << started.status().message() << "\n";
     return kExitFailure;
   }
   std::unique_ptr<Daemon> daemon = std::move(started->daemon);
   LogStart(
-      log, *path, *daemon,
+      log, choice->shown, *daemon,
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  const int code =
-      ServeApi(a, *daemon, *listen, *path, started->admin_token, stop_signals, log, out, err);
+  std::optional<LeaseWatch> watch;
+  if (postgres != nullptr) watch.emplace(*postgres, stop, log);
+  int code = ServeApi(a, *daemon, *listen, choice->shown, started->admin_token, stop, postgres, log,
+                      out, err);
+  if (watch && watch->deposed()) code = kExitFailure;
+  watch.reset();
   daemon.reset();
   if (code == kExitOk) log("info", "stopped", json::object());
   return code;
@@ -309,7 +418,13 @@ void RegisterServe(CLI::App& app, std::ostream& out, std::ostream& err, int& cod
                   "policies)")
       ->required();
   cmd->add_option("--store", a->store,
-                  "The store: sqlite:PATH (default: tessera.db beside the configuration)");
+                  "The store: sqlite:PATH (default: tessera.db beside the configuration), or "
+                  "postgres://USER@HOST:PORT/DB, which several daemons share: one leads, the "
+                  "others stand by");
+  cmd->add_option("--lease", a->lease,
+                  "PostgreSQL store: how long the leader's lease lasts unrenewed (a standby "
+                  "takes over after it)")
+      ->capture_default_str();
   cmd->add_option("--listen", a->listen, "Address to listen on, HOST:PORT (port 0: any free)")
       ->capture_default_str();
   cmd->add_option("--tls-cert", a->tls_cert, "Serve HTTPS with this certificate (PEM)");

@@ -229,6 +229,17 @@ class Api {
       };
     }
     const std::string method = r.method;
+    if (method != "GET") {
+      // A daemon that does not lead its store changes nothing: the client goes to the leader.
+      h = [this, inner = std::move(h)](const HttpRequest& req, HttpResponse& res) {
+        if (std::string why = d_.NotLeading(); !why.empty()) {
+          res.SetHeader("Retry-After", "1");
+          SendError(res, 503, "this daemon does not lead the store now: " + why);
+          return;
+        }
+        inner(req, res);
+      };
+    }
     if (method == "GET") {
       s.Get(r.pattern, std::move(h));
     } else if (method == "POST") {
@@ -310,6 +321,10 @@ class Api {
   void Healthz(const HttpRequest&, HttpResponse& res) { SendJson(res, 200, {{"status", "ok"}}); }
 
   void Readyz(const HttpRequest&, HttpResponse& res) {
+    if (std::string why = d_.NotLeading(); !why.empty()) {
+      SendJson(res, 503, {{"status", "not-leading"}, {"reason", why}});
+      return;
+    }
     Daemon::Counts c = d_.counts();
     SendJson(res, 200,
              {{"status", "ready"},

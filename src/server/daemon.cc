@@ -29,6 +29,9 @@ ReplicaHost& Daemon::replica_host() {
 
 namespace {
 
+// How often a daemon that does not lead its store looks whether it leads again.
+constexpr Millis kNotLeadingPass = 250;
+
 // The calling thread's time on a core, in seconds.
 double ThreadCpuSeconds() {
   timespec t{};
@@ -186,6 +189,10 @@ class Daemon::EnginePace final : public Pace {
     d_.mu_.AssertHeld();
     if (d_.engine_ != driving_) return false;  // a reload: the loop drives the new engine
     std::optional<std::chrono::system_clock::time_point> due;
+    if (!d_.NotLeading().empty()) {
+      // Another daemon may lead: nothing is due here; look again a while later.
+      next = d_.clock_.Now() + kNotLeadingPass;
+    }
     if (!first_) {
       due = std::chrono::system_clock::time_point(
           std::chrono::milliseconds(next.value_or(d_.clock_.Now() + 1000)));
@@ -199,6 +206,7 @@ class Daemon::EnginePace final : public Pace {
 
   void Run(Engine&) override {
     d_.mu_.AssertHeld();
+    if (!d_.NotLeading().empty()) return;  // no decision, no order, nothing written
     d_.RunCycle();
     d_.host_.PassDone();  // what API calls posted for this pass is done: they may answer
     if (d_.clock_.Now() - alive_ >= 1000) {
@@ -221,6 +229,7 @@ void Daemon::Loop() {
   // The agents' silence and Slurm's reports, checked every pass and at least every second.
   SourceOf backends([&] { return std::optional<TimeMs>(clock_.Now() + 1000); },
                     [&](TimeMs now) REQUIRES(mu_) {
+                      if (!NotLeading().empty()) return;  // the leader watches them
                       CheckAgents(now);
                       ApplySlurm(now);
                     });
@@ -237,7 +246,9 @@ void Daemon::Loop() {
         const ServiceDriver& d = *core_->services;
         return d.active() ? std::optional<TimeMs>(d.next_time()) : std::nullopt;
       },
-      [&](TimeMs now) REQUIRES(mu_) { StepServices(now); });
+      [&](TimeMs now) REQUIRES(mu_) {
+        if (NotLeading().empty()) StepServices(now);
+      });
   DriveSource* const sources[] = {&backends, &arrivals, &services};
   EnginePace pace(*this, lock);
   while (!host_.stopping()) {

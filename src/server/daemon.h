@@ -76,6 +76,10 @@ struct DaemonOptions {
   // The scheduler's policy and scorer in place of the configuration's `scheduler` section
   // (`tessera serve --policy/--placement`): what names nothing leaves the section's.
   SchedulerSettings scheduler;
+  // Several daemons on one store (PostgreSQL): why this one does not lead it now ("" = it
+  // leads). None = it always does (SQLite). While it does not, the daemon neither schedules
+  // nor watches its backends, and answers writes and /readyz 503 (docs/operations.md, HA).
+  std::function<std::string()> not_leading;
   // The daemon's log lines (level "info", "warn" or "error", a message, fields); none = silent.
   // Called from any thread.
   std::function<void(const std::string& level, const std::string& msg,
@@ -215,6 +219,8 @@ class Daemon {
   const Authenticator& auth() const { return principals_.auth(); }
   const Clock& clock() const { return clock_; }
   Metrics& metrics() { return metrics_; }
+  // Why this daemon does not lead its store now (DaemonOptions::not_leading); "" = it leads.
+  std::string NotLeading() const { return options_.not_leading ? options_.not_leading() : ""; }
   // The gauges of /metrics, computed now: queue depth per class and tenant, jobs by state,
   // devices allocated and in service per cluster and model, the store's writes.
   std::vector<Gauge> Gauges() const;

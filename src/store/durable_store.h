@@ -125,6 +125,11 @@ class DurableStore {
 // A future that is already resolved with `s`: what a store that writes at once returns.
 std::shared_future<Status> ReadyStatus(Status s);
 
+// Adds a cost row's part of a period to `totals`, which QueryCosts orders by (tenant, cluster,
+// model): to the last total when the row is of the same three, else as a new total.
+void AddCostRow(std::vector<CostTotal>& totals, std::string_view tenant, std::string_view cluster,
+                std::string_view model, Micro amount);
+
 // A decision's detail as stored: {"nodes": [...], "where": "...", "policy": "...",
 // "placement": "..."}, each when not empty.
 std::string DecisionDetail(const DecisionParts& parts);

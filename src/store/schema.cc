@@ -137,36 +137,47 @@ Result<int> SchemaVersion(Sqlite& db) {
   auto row = q->Step();
   if (!row.ok()) return row.status();
   if (!*row) return 0;
-  std::string v = q->Text(0);
+  return ParseSchemaVersion(db.path(), q->Text(0));
+}
+
+Status ApplyMigrations(const std::string& name, int version,
+                       const std::vector<const char*>& migrations, const char* begin,
+                       const std::function<Status(const std::string&)>& exec) {
+  const int current = static_cast<int>(migrations.size());
+  if (version > current) {
+    return Status(StatusCode::kFailedPrecondition,
+                  name + ": the store has schema version " + std::to_string(version) +
+                      ", newer than this tessera knows (" + std::to_string(current) +
+                      "); use a newer tessera");
+  }
+  for (int v = version; v < current; ++v) {
+    std::string sql = std::string(begin) + migrations[v] +
+                      "INSERT INTO meta(key, value) VALUES('schema_version', '" +
+                      std::to_string(v + 1) +
+                      "') ON CONFLICT(key) DO UPDATE SET value = excluded.value; COMMIT;";
+    if (Status s = exec(sql); !s.ok()) {
+      (void)exec("ROLLBACK");
+      return Status(s.code(), "migration to schema version " + std::to_string(v + 1) +
+                                  " failed: " + s.message());
+    }
+  }
+  return Status::Ok();
+}
+
+Result<int> ParseSchemaVersion(const std::string& name, const std::string& text) {
   try {
-    return std::stoi(v);
+    return std::stoi(text);
   } catch (...) {
     return Status(StatusCode::kFailedPrecondition,
-                  db.path() + ": meta.schema_version is \"" + v + "\", not a number");
+                  name + ": meta.schema_version is \"" + text + "\", not a number");
   }
 }
 
 Status MigrateSchema(Sqlite& db) {
   auto version = SchemaVersion(db);
   if (!version.ok()) return version.status();
-  if (*version > CurrentSchemaVersion()) {
-    return Status(StatusCode::kFailedPrecondition,
-                  db.path() + ": the store has schema version " + std::to_string(*version) +
-                      ", newer than this tessera knows (" + std::to_string(CurrentSchemaVersion()) +
-                      "); use a newer tessera");
-  }
-  for (int v = *version; v < CurrentSchemaVersion(); ++v) {
-    std::string sql = std::string("BEGIN IMMEDIATE;") + Migrations()[v] +
-                      "INSERT INTO meta(key, value) VALUES('schema_version', '" +
-                      std::to_string(v + 1) +
-                      "') ON CONFLICT(key) DO UPDATE SET value = excluded.value; COMMIT;";
-    if (Status s = db.Exec(sql); !s.ok()) {
-      (void)db.Exec("ROLLBACK");
-      return Status(s.code(), "migration to schema version " + std::to_string(v + 1) +
-                                  " failed: " + s.message());
-    }
-  }
-  return Status::Ok();
+  return ApplyMigrations(db.path(), *version, Migrations(), "BEGIN IMMEDIATE;",
+                         [&](const std::string& sql) { return db.Exec(sql); });
 }
 
 }  // namespace tessera

@@ -1,7 +1,5 @@
 #include "store/sqlite_store.h"
 
-#include <pthread.h>
-
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -163,153 +161,28 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
 SqliteStore::SqliteStore(StoreLock lock, std::unique_ptr<Sqlite> writer,
                          std::unique_ptr<Sqlite> reader, std::unique_ptr<Statements> statements,
                          StoreOptions options)
-    : options_(options),
-      lock_(std::move(lock)),
+    : lock_(std::move(lock)),
       writer_db_(std::move(writer)),
       reader_db_(std::move(reader)),
       statements_(std::move(statements)),
-      writer_([this] { WriterLoop(); }) {}
+      commits_("store " + writer_db_->path(),
+               {[db = writer_db_.get()] { return db->Exec("BEGIN IMMEDIATE"); },
+                [db = writer_db_.get()] { return db->Exec("COMMIT"); },
+                [db = writer_db_.get()] { (void)db->Exec("ROLLBACK"); }},
+               options.background_delay) {}
 
-SqliteStore::~SqliteStore() {
-  {
-    MutexLock lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  writer_.join();
-}
-
-bool SqliteStore::Push(Pending p) {
-  const bool waited_for = p.done.has_value();
-  waiting_ += waited_for ? 1 : 0;
-  queue_.push_back(std::move(p));
-  // A writer that saw a non-empty queue has been woken already, or is writing and takes the
-  // queue when done; one that lingers over writes nobody waits for is woken by one that is.
-  return queue_.size() == 1 || (waited_for && lingering_);
-}
+SqliteStore::~SqliteStore() = default;
 
 std::shared_future<Status> SqliteStore::Enqueue(Write w) {
-  Pending p{std::move(w), std::promise<Status>()};
-  std::shared_future<Status> f = p.done->get_future().share();
-  bool wake;
-  {
-    MutexLock lock(mu_);
-    wake = Push(std::move(p));
-  }
-  if (wake) cv_.notify_one();
-  return f;
+  return commits_.Enqueue([st = statements_.get(), w = std::move(w)] { return w(*st); });
 }
 
 void SqliteStore::Post(Write w) {
-  bool wake;
-  {
-    MutexLock lock(mu_);
-    wake = Push({std::move(w), std::nullopt});
-  }
-  if (wake) cv_.notify_one();
-}
-
-void SqliteStore::WriterLoop() {
-  pthread_setname_np(pthread_self(), "store-writer");  // as ps and top show it
-  // What a failed batch left that nobody waits for, written first next time (in order).
-  std::deque<Pending> kept;
-  std::chrono::milliseconds backoff{0};  // before retrying `kept` after a failure
-  for (;;) {
-    std::deque<Pending> batch;
-    {
-      MutexLock lock(mu_);
-      if (!kept.empty()) {
-        // The store failed: try again after a while, or at once for a caller who waits.
-        const auto until = std::chrono::steady_clock::now() + backoff;
-        while (!stopping_ && waiting_ == 0 &&
-               cv_.wait_until(lock, until) == std::cv_status::no_timeout) {
-        }
-      } else {
-        while (!stopping_ && queue_.empty())
-          cv_.wait(lock);
-        if (queue_.empty()) return;  // stopping, everything written
-        if (waiting_ == 0) {
-          // Nobody waits for these: give them company for a while (fewer syncs).
-          lingering_ = true;
-          const auto until = std::chrono::steady_clock::now() + options_.background_delay;
-          while (!stopping_ && waiting_ == 0 &&
-                 cv_.wait_until(lock, until) == std::cv_status::no_timeout) {
-          }
-          lingering_ = false;
-        }
-      }
-      batch.swap(kept);
-      for (Pending& p : queue_)
-        batch.push_back(std::move(p));
-      queue_.clear();
-      waiting_ = 0;
-    }
-    Status status = writer_db_->Exec("BEGIN IMMEDIATE");
-    size_t failed_at = batch.size();  // the write that failed, if one did
-    for (size_t i = 0; status.ok() && i < batch.size(); ++i) {
-      status = batch[i].write(*statements_);
-      if (!status.ok()) failed_at = i;
-    }
-    if (status.ok()) status = writer_db_->Exec("COMMIT");
-    if (!status.ok()) (void)writer_db_->Exec("ROLLBACK");
-    if (!status.ok() && status.code() != StatusCode::kUnavailable && failed_at < batch.size()) {
-      // One write is wrong in itself (a constraint): it alone fails, the rest go again at once.
-      Pending bad = std::move(batch[failed_at]);
-      batch.erase(batch.begin() + static_cast<std::ptrdiff_t>(failed_at));
-      if (bad.done) {
-        bad.done->set_value(status);
-      } else {
-        ReportLoss(status, "a write was dropped");
-      }
-      kept = std::move(batch);
-      backoff = std::chrono::milliseconds{0};
-      continue;
-    }
-    if (status.ok()) {
-      committed_writes_ += batch.size();
-      ++batches_;
-      backoff = std::chrono::milliseconds{0};
-    }
-    ReportHealth(status);
-    for (Pending& p : batch) {
-      if (p.done) {
-        p.done->set_value(status);
-      } else if (!status.ok()) {
-        kept.push_back(std::move(p));  // the engine's record: kept until the store takes it
-      }
-    }
-    if (!status.ok()) {
-      backoff = std::clamp(backoff * 2, std::chrono::milliseconds{50}, kMaxBackoff);
-      MutexLock lock(mu_);
-      if (stopping_) {
-        // Shutting down with a store that fails: what is kept is lost, and said so.
-        ReportLoss(status,
-                   "shutting down, " + std::to_string(kept.size()) + " writes were not stored");
-        kept.clear();
-      }
-    }
-  }
-}
-
-void SqliteStore::ReportHealth(const Status& status) {
-  const bool failing = !status.ok();
-  // Told once each way, not at every batch.
-  if (degraded_.exchange(failing) == failing) return;
-  MutexLock lock(health_mu_);
-  if (health_log_) {
-    health_log_(failing, failing ? "store " + writer_db_->path() + ": " + status.message() : "");
-  }
-}
-
-void SqliteStore::ReportLoss(const Status& status, const std::string& what) {
-  MutexLock lock(health_mu_);
-  if (health_log_)
-    health_log_(true, "store " + writer_db_->path() + ": " + status.message() + "; " + what);
+  commits_.Post([st = statements_.get(), w = std::move(w)] { return w(*st); });
 }
 
 void SqliteStore::SetHealthLog(std::function<void(bool, const std::string&)> log) {
-  MutexLock lock(health_mu_);
-  health_log_ = std::move(log);
+  commits_.SetHealthLog(std::move(log));
 }
 
 std::shared_future<Status> SqliteStore::InsertJob(StoredJob j) {
@@ -621,13 +494,7 @@ Result<std::vector<CostTotal>> SqliteStore::QueryCosts(TimeMs since, TimeMs unti
   q->Bind(1, since).Bind(2, until).Bind(3, now);
   std::vector<CostTotal> out;
   if (Status s = q->Each([&] {
-        const Micro amount = CostOver(q->Int(3), q->Int(4));
-        if (!out.empty() && out.back().tenant == q->Text(0) && out.back().cluster == q->Text(1) &&
-            out.back().model == q->Text(2)) {
-          out.back().amount += amount;
-        } else {
-          out.push_back({q->Text(0), q->Text(1), q->Text(2), amount});
-        }
+        AddCostRow(out, q->View(0), q->View(1), q->View(2), CostOver(q->Int(3), q->Int(4)));
       });
       !s.ok()) {
     return s;

@@ -1,29 +1,24 @@
 // The daemon's durable store: one SQLite file in WAL mode (DESIGN.md §3, Store).
 //
-// Writes are queued and committed by one writer thread in batches, one transaction and one
-// sync per batch (group commit): a submission waits for the future of its insert, so it is
-// acknowledged only once durable, while many concurrent submissions share a sync. Writes that
-// nobody waits for (the engine's updates, decisions, cost rows) wait a little for company
-// (StoreOptions), so that a sync carries more of them. Reads that
+// Writes are committed by one writer thread in batches, one transaction and one sync per batch
+// (GroupCommit): a submission is acknowledged only once durable, while many concurrent
+// submissions share a sync. Reads that
 // the daemon does not keep in memory (audit, decision log) use a connection of their own; WAL
 // lets them run beside the writer.
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <thread>
 
 #include "common/mutex.h"
 #include "store/durable_store.h"
+#include "store/group_commit.h"
 #include "store/rows.h"
 #include "store/sqlite.h"
 #include "store/store_lock.h"
@@ -85,55 +80,27 @@ class SqliteStore final : public DurableStore {
   Result<std::vector<CostTotal>> QueryCosts(TimeMs since, TimeMs until, TimeMs now) override;
 
   // Writes are committed by one writer thread in batches: one transaction and one sync each.
-  uint64_t committed_writes() const override { return committed_writes_; }
-  uint64_t batches() const override { return batches_; }
-  bool degraded() const override { return degraded_; }
+  uint64_t committed_writes() const override { return commits_.committed_writes(); }
+  uint64_t batches() const override { return commits_.batches(); }
+  bool degraded() const override { return commits_.degraded(); }
   void SetHealthLog(std::function<void(bool degraded, const std::string& message)> log) override;
 
  private:
   struct Statements;
   using Write = std::function<Status(Statements&)>;
-  struct Pending {
-    Write write;
-    std::optional<std::promise<Status>> done;  // set by the writer; none for Post
-  };
 
   SqliteStore(StoreLock lock, std::unique_ptr<Sqlite> writer, std::unique_ptr<Sqlite> reader,
               std::unique_ptr<Statements> statements, StoreOptions options);
+  // A write the caller waits for, and one nobody waits for (the engine's thread's).
   std::shared_future<Status> Enqueue(Write w);
-  // Enqueue without a future: the writes the engine's thread makes (no promise to allocate).
   void Post(Write w);
-  // Under mu_: queues `p`; whether the writer must be woken (the queue was empty).
-  bool Push(Pending p) REQUIRES(mu_);
-  // The writer: batches, and on a failure keeps the writes nobody waits for and retries them.
-  void WriterLoop();
-  // Tells the health log when the store starts failing and when it recovers.
-  void ReportHealth(const Status& status);
-  // Tells the health log that writes were lost (`what`), at every loss.
-  void ReportLoss(const Status& status, const std::string& what);
 
-  // The longest the writer waits before retrying a failed store.
-  static constexpr std::chrono::milliseconds kMaxBackoff{1000};
-
-  const StoreOptions options_;
   StoreLock lock_;
-  std::unique_ptr<Sqlite> writer_db_;
+  std::unique_ptr<Sqlite> writer_db_;  // the writer thread's (commits_)
   std::unique_ptr<Sqlite> reader_db_;  // its statements under read_mu_
   std::unique_ptr<Statements> statements_;
   mutable Mutex read_mu_;
-
-  Mutex mu_;
-  CondVar cv_;
-  std::deque<Pending> queue_ GUARDED_BY(mu_);
-  size_t waiting_ GUARDED_BY(mu_) = 0;      // writes in queue_ with a future
-  bool lingering_ GUARDED_BY(mu_) = false;  // the writer waits for company, nobody waits
-  bool stopping_ GUARDED_BY(mu_) = false;
-  std::atomic<uint64_t> committed_writes_{0};
-  std::atomic<uint64_t> batches_{0};
-  std::atomic<bool> degraded_{false};
-  Mutex health_mu_;
-  std::function<void(bool, const std::string&)> health_log_ GUARDED_BY(health_mu_);
-  std::thread writer_;
+  GroupCommit commits_;  // last: its writer stops before the connections close
 };
 
 }  // namespace tessera

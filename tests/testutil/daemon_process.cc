@@ -21,12 +21,17 @@ DaemonProcess::~DaemonProcess() {
 }
 
 bool DaemonProcess::Start() {
+  Launch();
+  return WaitReady(60);
+}
+
+void DaemonProcess::Launch() {
   std::filesystem::path ready = dir_ / "url";
   std::filesystem::remove(ready);
   ++starts_;
   std::string out = (dir_ / ("out." + std::to_string(starts_))).string();
   std::string err = (dir_ / ("log." + std::to_string(starts_))).string();
-  std::string store_flag = "sqlite:" + store().string();
+  std::string store_flag = store_flag_.empty() ? "sqlite:" + store().string() : store_flag_;
   pid_ = fork();
   if (pid_ == 0) {
     setenv("TESSERA_ADMIN_TOKEN", token_.c_str(), 1);
@@ -38,7 +43,11 @@ bool DaemonProcess::Start() {
     args.insert(args.end(), extra_.begin(), extra_.end());
     ExecTessera(err, args);
   }
-  for (int i = 0; i < 600; ++i) {
+}
+
+bool DaemonProcess::WaitReady(int seconds) {
+  std::filesystem::path ready = dir_ / "url";
+  for (int i = 0; i < seconds * 10 && pid_ > 0; ++i) {
     std::string url = ReadText(ready);
     if (!url.empty()) {
       while (!url.empty() && (url.back() == '\n' || url.back() == '\r'))

@@ -27,6 +27,10 @@ class DaemonProcess {
   // Starts the daemon and waits (up to 60 s) until it accepts requests. False on failure,
   // with the log in `error()`.
   bool Start();
+  // Starts the daemon without waiting: a standby (several daemons on one PostgreSQL store)
+  // answers only once it leads. WaitReady waits up to `seconds` for it to lead.
+  void Launch();
+  bool WaitReady(int seconds = 60);
   void Kill9();
   // SIGTERM and wait; returns the exit status.
   int Stop();
@@ -36,6 +40,10 @@ class DaemonProcess {
   void set_extra_args(std::vector<std::string> args) { extra_ = std::move(args); }
   // The next Start listens on the port the last one got (clients such as agents keep it).
   void KeepPort();
+  // The store (`--store`) from the next Start on, instead of sqlite:DIR/tessera.db; and the
+  // address to listen on (HOST:PORT), instead of a free port.
+  void set_store(std::string flag) { store_flag_ = std::move(flag); }
+  void set_listen(std::string listen) { listen_ = std::move(listen); }
 
   const std::string& url() const { return url_; }
   const std::string& admin_token() const { return token_; }
@@ -51,6 +59,7 @@ class DaemonProcess {
   std::string url_;
   std::vector<std::string> extra_;
   std::string listen_ = "127.0.0.1:0";
+  std::string store_flag_;  // "" = sqlite:store()
   pid_t pid_ = -1;
   int starts_ = 0;
 };

@@ -15,6 +15,7 @@
 #include "backends/local/device_map.h"
 #include "backends/local/host.h"
 #include "backends/local/supervisor.h"
+#include "common/server_list.h"
 
 namespace tessera {
 
@@ -57,7 +58,8 @@ class AgentCore {
 
   // One sync: reports, then waits up to `wait` for the answer; applies it. False when the
   // daemon could not be reached or refused.
-  bool Sync(httplib::Client& client, Millis wait) {
+  // `client` talks to `url`; a failure moves `servers` on (several daemons: to the leader).
+  bool Sync(ServerList& servers, httplib::Client& client, const std::string& url, Millis wait) {
     SyncRequest req;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -77,15 +79,25 @@ class AgentCore {
     // Task output is any bytes: what is not UTF-8 is sent as U+FFFD.
     std::string body = ToJson(req).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     auto r = client.Post("/v1/agents/" + options_.node + "/sync", h, body, "application/json");
-    if (!r)
-      return Trouble("cannot reach " + options_.server + ": " + httplib::to_string(r.error()));
+    if (!r) {
+      servers.Failed(url);
+      return Trouble("cannot reach " + url + ": " + httplib::to_string(r.error()));
+    }
     if (r->status != 200) {
-      return Trouble("the daemon refused the sync (" + std::to_string(r->status) +
+      if (r->status == 503) {
+        // A standby, or a daemon that does not lead now: to the leader it names, or the next.
+        auto answer = nlohmann::json::parse(r->body, nullptr, false);
+        std::string leader;
+        if (answer.is_object() && answer.contains("leader") && answer["leader"].is_string())
+          leader = answer["leader"].get<std::string>();
+        servers.Failed(url, leader);
+      }
+      return Trouble(url + " refused the sync (" + std::to_string(r->status) +
                      "): " + r->body.substr(0, 300));
     }
     auto answer = ReadSyncAnswer(r->body);
     if (!answer.ok()) return Trouble("unreadable answer: " + answer.status().message());
-    Apply(*answer);
+    Apply(*answer, url);
     return true;
   }
 
@@ -118,11 +130,11 @@ class AgentCore {
     return false;
   }
 
-  void Apply(const SyncAnswer& a) {
+  void Apply(const SyncAnswer& a, const std::string& answered) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!connected_) {
-      log_ << "agent " << options_.node << ": in touch with " << options_.server << " (epoch "
-           << a.epoch << ")" << std::endl;
+      log_ << "agent " << options_.node << ": in touch with " << answered << " (epoch " << a.epoch
+           << ")" << std::endl;
       connected_ = true;
       last_trouble_.clear();
     }
@@ -181,8 +193,8 @@ class AgentCore {
   std::atomic<Millis> heartbeat_{2000};
 };
 
-std::unique_ptr<httplib::Client> MakeClient(const AgentOptions& o) {
-  auto c = std::make_unique<httplib::Client>(o.server);
+std::unique_ptr<httplib::Client> MakeClient(const AgentOptions& o, const std::string& url) {
+  auto c = std::make_unique<httplib::Client>(url);
   c->set_connection_timeout(std::chrono::seconds(3));
   c->set_tcp_nodelay(true);
   if (!o.ca_cert.empty()) c->set_ca_cert_path(o.ca_cert);
@@ -193,10 +205,9 @@ std::unique_ptr<httplib::Client> MakeClient(const AgentOptions& o) {
 
 Status RunAgent(const AgentOptions& options, const std::atomic<bool>& stop, std::ostream& log) {
   if (options.node.empty()) return InvalidArgument("--node: the node's name is required");
-  if (options.server.rfind("http://", 0) != 0 && options.server.rfind("https://", 0) != 0) {
-    return InvalidArgument("--server \"" + options.server +
-                           "\": expected http://HOST:PORT or https://HOST:PORT");
-  }
+  auto parsed = ServerList::Parse(options.server, "--server");
+  if (!parsed.ok()) return parsed.status();
+  ServerList servers = *parsed;
   std::error_code ec;
   std::filesystem::create_directories(options.work_dir, ec);
   if (ec) return InvalidArgument("--work-dir " + options.work_dir + ": " + ec.message());
@@ -221,22 +232,42 @@ Status RunAgent(const AgentOptions& options, const std::atomic<bool>& stop, std:
         << " processes of tasks an earlier run of this agent left" << std::endl;
   }
   AgentCore core(options, log, std::move(*containment));
-  auto poll_client = MakeClient(options);
+  // Each thread its own connection, to the daemon the list says now.
+  std::unique_ptr<httplib::Client> poll_client;
+  std::string poll_url;
+  std::mutex poll_mu;  // poll_client: the poller's, stopped from here at the end
   std::thread poller([&] {
     while (!stop.load()) {
-      if (!core.Sync(*poll_client, core.heartbeat())) {
+      std::unique_lock<std::mutex> lock(poll_mu);
+      if (!poll_client || poll_url != servers.Current()) {
+        poll_url = servers.Current();
+        poll_client = MakeClient(options, poll_url);
+      }
+      lock.unlock();
+      if (!core.Sync(servers, *poll_client, poll_url, core.heartbeat())) {
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
       }
     }
   });
-  auto report_client = MakeClient(options);
+  std::unique_ptr<httplib::Client> report_client;
+  std::string report_url;
+  auto report = [&] {
+    if (!report_client || report_url != servers.Current()) {
+      report_url = servers.Current();
+      report_client = MakeClient(options, report_url);
+    }
+    core.Sync(servers, *report_client, report_url, 0);
+  };
   while (!stop.load()) {
-    if (core.Poll()) core.Sync(*report_client, 0);
+    if (core.Poll()) report();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   core.StopAll();
-  core.Sync(*report_client, 0);  // the exits of the stopped tasks
-  poll_client->stop();
+  report();  // the exits of the stopped tasks
+  {
+    std::lock_guard<std::mutex> lock(poll_mu);
+    if (poll_client) poll_client->stop();
+  }
   poller.join();
   return Status::Ok();
 }

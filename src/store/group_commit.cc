@@ -1,0 +1,157 @@
+#include "store/group_commit.h"
+
+#include <pthread.h>
+
+#include <algorithm>
+
+namespace tessera {
+
+GroupCommit::GroupCommit(std::string name, Target target,
+                         std::chrono::milliseconds background_delay)
+    : name_(std::move(name)),
+      target_(std::move(target)),
+      background_delay_(background_delay),
+      writer_([this] { WriterLoop(); }) {}
+
+GroupCommit::~GroupCommit() {
+  {
+    MutexLock lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  writer_.join();
+}
+
+bool GroupCommit::Push(Pending p) {
+  const bool waited_for = p.done.has_value();
+  waiting_ += waited_for ? 1 : 0;
+  queue_.push_back(std::move(p));
+  // A writer that saw a non-empty queue has been woken already, or is writing and takes the
+  // queue when done; one that lingers over writes nobody waits for is woken by one that is.
+  return queue_.size() == 1 || (waited_for && lingering_);
+}
+
+std::shared_future<Status> GroupCommit::Enqueue(Write w) {
+  Pending p{std::move(w), std::promise<Status>()};
+  std::shared_future<Status> f = p.done->get_future().share();
+  bool wake;
+  {
+    MutexLock lock(mu_);
+    wake = Push(std::move(p));
+  }
+  if (wake) cv_.notify_one();
+  return f;
+}
+
+void GroupCommit::Post(Write w) {
+  bool wake;
+  {
+    MutexLock lock(mu_);
+    wake = Push({std::move(w), std::nullopt});
+  }
+  if (wake) cv_.notify_one();
+}
+
+void GroupCommit::WriterLoop() {
+  pthread_setname_np(pthread_self(), "store-writer");  // as ps and top show it
+  // What a failed batch left that nobody waits for, written first next time (in order).
+  std::deque<Pending> kept;
+  std::chrono::milliseconds backoff{0};  // before retrying `kept` after a failure
+  for (;;) {
+    std::deque<Pending> batch;
+    {
+      MutexLock lock(mu_);
+      if (!kept.empty()) {
+        // The store failed: try again after a while, or at once for a caller who waits.
+        const auto until = std::chrono::steady_clock::now() + backoff;
+        while (!stopping_ && waiting_ == 0 &&
+               cv_.wait_until(lock, until) == std::cv_status::no_timeout) {
+        }
+      } else {
+        while (!stopping_ && queue_.empty())
+          cv_.wait(lock);
+        if (queue_.empty()) return;  // stopping, everything written
+        if (waiting_ == 0) {
+          // Nobody waits for these: give them company for a while (fewer syncs).
+          lingering_ = true;
+          const auto until = std::chrono::steady_clock::now() + background_delay_;
+          while (!stopping_ && waiting_ == 0 &&
+                 cv_.wait_until(lock, until) == std::cv_status::no_timeout) {
+          }
+          lingering_ = false;
+        }
+      }
+      batch.swap(kept);
+      for (Pending& p : queue_)
+        batch.push_back(std::move(p));
+      queue_.clear();
+      waiting_ = 0;
+    }
+    Status status = target_.begin();
+    size_t failed_at = batch.size();  // the write that failed, if one did
+    for (size_t i = 0; status.ok() && i < batch.size(); ++i) {
+      status = batch[i].write();
+      if (!status.ok()) failed_at = i;
+    }
+    if (status.ok()) status = target_.commit();
+    if (!status.ok()) target_.rollback();
+    if (!status.ok() && status.code() != StatusCode::kUnavailable && failed_at < batch.size()) {
+      // One write is wrong in itself (a constraint): it alone fails, the rest go again at once.
+      Pending bad = std::move(batch[failed_at]);
+      batch.erase(batch.begin() + static_cast<std::ptrdiff_t>(failed_at));
+      if (bad.done) {
+        bad.done->set_value(status);
+      } else {
+        ReportLoss(status, "a write was dropped");
+      }
+      kept = std::move(batch);
+      backoff = std::chrono::milliseconds{0};
+      continue;
+    }
+    if (status.ok()) {
+      committed_writes_ += batch.size();
+      ++batches_;
+      backoff = std::chrono::milliseconds{0};
+    }
+    ReportHealth(status);
+    for (Pending& p : batch) {
+      if (p.done) {
+        p.done->set_value(status);
+      } else if (!status.ok()) {
+        kept.push_back(std::move(p));  // the engine's record: kept until the store takes it
+      }
+    }
+    if (!status.ok()) {
+      backoff = std::clamp(backoff * 2, std::chrono::milliseconds{50}, kMaxBackoff);
+      MutexLock lock(mu_);
+      if (stopping_) {
+        // Shutting down with a store that fails: what is kept is lost, and said so.
+        ReportLoss(status,
+                   "shutting down, " + std::to_string(kept.size()) + " writes were not stored");
+        kept.clear();
+      }
+    }
+  }
+}
+
+void GroupCommit::ReportHealth(const Status& status) {
+  const bool failing = !status.ok();
+  // Told once each way, not at every batch.
+  if (degraded_.exchange(failing) == failing) return;
+  MutexLock lock(health_mu_);
+  if (health_log_) {
+    health_log_(failing, failing ? name_ + ": " + status.message() : "");
+  }
+}
+
+void GroupCommit::ReportLoss(const Status& status, const std::string& what) {
+  MutexLock lock(health_mu_);
+  if (health_log_) health_log_(true, name_ + ": " + status.message() + "; " + what);
+}
+
+void GroupCommit::SetHealthLog(std::function<void(bool, const std::string&)> log) {
+  MutexLock lock(health_mu_);
+  health_log_ = std::move(log);
+}
+
+}  // namespace tessera

@@ -1,0 +1,182 @@
+#include "store/postgres.h"
+
+#include <array>
+#include <charconv>
+
+namespace tessera {
+
+namespace {
+
+// Whether a failure with this SQLSTATE may pass by itself, so that the writer retries what
+// nobody waits for: a connection exception (08), an operator intervention such as a shutdown
+// (57), insufficient resources (53), a system error (58), a serialisation failure or deadlock.
+bool Transient(std::string_view state) {
+  if (state.size() != 5) return true;  // no state: the connection failed
+  std::string_view cls = state.substr(0, 2);
+  return cls == "08" || cls == "57" || cls == "53" || cls == "58" || state == "40001" ||
+         state == "40P01";
+}
+
+// libpq's messages end in a newline; ours do not.
+std::string Trimmed(const char* msg) {
+  std::string s = msg != nullptr ? msg : "";
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
+    s.pop_back();
+  return s;
+}
+
+// The connection's own settings, after the URL's: bounded waits on an unreachable server.
+constexpr std::array<std::pair<const char*, const char*>, 6> kSettings = {{
+    {"connect_timeout", "5"},
+    {"tcp_user_timeout", "5000"},  // ms: unacknowledged data fails the connection
+    {"keepalives", "1"},
+    {"keepalives_idle", "5"},
+    {"keepalives_interval", "2"},
+    {"keepalives_count", "2"},
+}};
+
+void IgnoreNotice(void*, const char*) {}  // "relation exists, skipping" and the like
+
+}  // namespace
+
+std::vector<const char*> PgParams::Pointers() const {
+  std::vector<const char*> p;
+  p.reserve(values_.size());
+  for (size_t i = 0; i < values_.size(); ++i)
+    p.push_back(null_[i] ? nullptr : values_[i].c_str());
+  return p;
+}
+
+PgResult& PgResult::operator=(PgResult&& o) noexcept {
+  if (this != &o) {
+    if (r_ != nullptr) PQclear(r_);
+    r_ = std::exchange(o.r_, nullptr);
+  }
+  return *this;
+}
+
+PgResult::~PgResult() {
+  if (r_ != nullptr) PQclear(r_);
+}
+
+int64_t PgResult::affected() const {
+  std::string_view n = PQcmdTuples(r_);
+  int64_t v = 0;
+  std::from_chars(n.data(), n.data() + n.size(), v);
+  return v;
+}
+
+int64_t PgResult::Int(int row, int col) const {
+  std::string_view s = View(row, col);
+  int64_t v = 0;
+  std::from_chars(s.data(), s.data() + s.size(), v);
+  return v;
+}
+
+bool IsPostgresUrl(std::string_view store) {
+  return store.rfind("postgres://", 0) == 0 || store.rfind("postgresql://", 0) == 0;
+}
+
+std::string RedactedUrl(const std::string& url) {
+  // scheme://user:password@host...: the password is between the first ':' after the scheme
+  // and the '@' that ends the user part.
+  size_t scheme = url.find("://");
+  if (scheme == std::string::npos) return url;
+  size_t at = url.find('@', scheme + 3);
+  if (at == std::string::npos) return url;
+  size_t colon = url.find(':', scheme + 3);
+  if (colon == std::string::npos || colon > at) return url;
+  return url.substr(0, colon + 1) + "***" + url.substr(at);
+}
+
+Result<std::unique_ptr<Postgres>> Postgres::Connect(const std::string& url,
+                                                    const std::string& application) {
+  const std::string name = RedactedUrl(url);
+  char* error = nullptr;
+  PQconninfoOption* parsed = PQconninfoParse(url.c_str(), &error);
+  if (parsed == nullptr) {
+    std::string msg = Trimmed(error);
+    PQfreemem(error);
+    return InvalidArgument("store " + name + ": not a PostgreSQL URL: " + msg);
+  }
+  PQconninfoFree(parsed);
+  std::vector<const char*> keys = {"dbname", "application_name"};
+  std::vector<const char*> values = {url.c_str(), application.c_str()};
+  for (const auto& [k, v] : kSettings) {
+    keys.push_back(k);
+    values.push_back(v);
+  }
+  keys.push_back(nullptr);
+  values.push_back(nullptr);
+  PGconn* conn = PQconnectdbParams(keys.data(), values.data(), /*expand_dbname=*/1);
+  if (conn == nullptr) return Unavailable("store " + name + ": out of memory");
+  if (PQstatus(conn) != CONNECTION_OK) {
+    std::string msg = Trimmed(PQerrorMessage(conn));
+    PQfinish(conn);
+    return Unavailable("store " + name + ": cannot connect: " + msg);
+  }
+  PQsetNoticeProcessor(conn, IgnoreNotice, nullptr);
+  return std::unique_ptr<Postgres>(new Postgres(conn, name));
+}
+
+Postgres::~Postgres() {
+  PQfinish(conn_);
+}
+
+Result<PgResult> Postgres::Check(PGresult* r, std::string_view what) const {
+  PgResult result(r);
+  if (r == nullptr) {
+    return Unavailable(name_ + ": " + std::string(what) + ": " + Trimmed(PQerrorMessage(conn_)));
+  }
+  ExecStatusType st = PQresultStatus(r);
+  if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK || st == PGRES_EMPTY_QUERY) return result;
+  const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+  std::string_view code = state != nullptr ? state : "";
+  const char* primary = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+  std::string msg = name_ + ": " + std::string(what) + ": " +
+                    Trimmed(primary != nullptr ? primary : PQresultErrorMessage(r));
+  if (code == "TS001") return Status(StatusCode::kFailedPrecondition, msg);
+  if (Transient(code) || Broken()) return Unavailable(msg);
+  return Internal(msg);
+}
+
+Status Postgres::Exec(std::string_view sql) {
+  std::string text(sql);
+  return Check(PQexec(conn_, text.c_str()), "exec").status();
+}
+
+Result<PgResult> Postgres::Query(const std::string& sql, const PgParams& params) {
+  std::vector<const char*> values = params.Pointers();
+  return Check(
+      PQexecParams(conn_, sql.c_str(), params.size(), nullptr, values.data(), nullptr, nullptr, 0),
+      "query");
+}
+
+Status Postgres::Prepare(const std::string& name, const std::string& sql) {
+  Status s =
+      Check(PQprepare(conn_, name.c_str(), sql.c_str(), 0, nullptr), "prepare " + name).status();
+  if (s.ok()) prepared_.emplace_back(name, sql);
+  return s;
+}
+
+Result<PgResult> Postgres::Run(const std::string& name, const PgParams& params) {
+  std::vector<const char*> values = params.Pointers();
+  return Check(
+      PQexecPrepared(conn_, name.c_str(), params.size(), values.data(), nullptr, nullptr, 0), name);
+}
+
+Status Postgres::Reconnect() {
+  PQreset(conn_);
+  if (Broken()) return Unavailable(name_ + ": cannot connect: " + Trimmed(PQerrorMessage(conn_)));
+  PQsetNoticeProcessor(conn_, IgnoreNotice, nullptr);
+  for (const auto& [name, sql] : prepared_) {
+    if (Status s = Check(PQprepare(conn_, name.c_str(), sql.c_str(), 0, nullptr), "prepare " + name)
+                       .status();
+        !s.ok()) {
+      return s;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace tessera
