@@ -47,6 +47,7 @@ struct ServeArgs {
   std::string cycle_interval = "5ms";
   std::string policy, placement;  // "" = the configuration's scheduler section
   std::string lease = "3s";       // PostgreSQL: how long the leader's lease lasts unrenewed
+  std::string advertise_url;      // PostgreSQL: the URL standbys name ("" = the listen address)
   bool log_requests = false;
 };
 
@@ -249,7 +250,7 @@ int ServeApi(const ServeArgs& a, Daemon& daemon, const std::pair<std::string, in
   log("info", "listening", {{"url", url}});
   if (leading != nullptr) {
     // The standbys name this address to clients.
-    if (Status s = leading->Advertise(url); !s.ok()) {
+    if (Status s = leading->Advertise(a.advertise_url.empty() ? url : a.advertise_url); !s.ok()) {
       log("warn", "the leader's address is not in the store", {{"error", s.message()}});
     }
     log("info", "leading", {{"term", leading->term()}, {"url", url}});
@@ -425,6 +426,9 @@ void RegisterServe(CLI::App& app, std::ostream& out, std::ostream& err, int& cod
                   "PostgreSQL store: how long the leader's lease lasts unrenewed (a standby "
                   "takes over after it)")
       ->capture_default_str();
+  cmd->add_option("--advertise-url", a->advertise_url,
+                  "PostgreSQL store: where clients reach this daemon when it leads, as the "
+                  "standbys name it (default: the --listen address)");
   cmd->add_option("--listen", a->listen, "Address to listen on, HOST:PORT (port 0: any free)")
       ->capture_default_str();
   cmd->add_option("--tls-cert", a->tls_cert, "Serve HTTPS with this certificate (PEM)");

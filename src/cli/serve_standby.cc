@@ -93,7 +93,9 @@ Result<std::unique_ptr<PostgresStore>> OpenLeading(const StandbyArgs& args, Stop
         return false;
       }
       serving = std::thread([&] { server->Run(); });
-      log("info", "standing by", {{"url", "http://" + args.host + ":" + std::to_string(*port)}});
+      log("info", "standing by",
+          {{"url", (args.tls_cert.empty() ? "http://" : "https://") + args.host + ":" +
+                       std::to_string(*port)}});
     }
     return !stop.stopped();
   };

@@ -93,7 +93,7 @@ void GroupCommit::WriterLoop() {
       status = batch[i].write();
       if (!status.ok()) failed_at = i;
     }
-    if (status.ok()) status = target_.commit();
+    if (status.ok()) status = target_.commit(failed_at);
     if (!status.ok()) target_.rollback();
     if (!status.ok() && status.code() != StatusCode::kUnavailable && failed_at < batch.size()) {
       // One write is wrong in itself (a constraint): it alone fails, the rest go again at once.

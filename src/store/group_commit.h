@@ -31,9 +31,12 @@ class GroupCommit {
  public:
   // One write of a batch, run on the writer thread inside the batch's transaction.
   using Write = std::function<Status()>;
-  // The transaction a batch runs in: begin, commit, and rollback after a failure.
+  // The transaction a batch runs in: begin, commit, and rollback after a failure. A target that
+  // sends the writes without waiting (PostgreSQL's pipeline) learns at commit which write
+  // failed: it sets `failed_at` to its index in the batch (left alone: not one write's fault).
   struct Target {
-    std::function<Status()> begin, commit;
+    std::function<Status()> begin;
+    std::function<Status(size_t& failed_at)> commit;
     std::function<void()> rollback;
   };
 

@@ -165,6 +165,88 @@ Result<PgResult> Postgres::Run(const std::string& name, const PgParams& params) 
       PQexecPrepared(conn_, name.c_str(), params.size(), values.data(), nullptr, nullptr, 0), name);
 }
 
+Status Postgres::EnterPipeline() {
+  sent_tags_.clear();
+  if (PQenterPipelineMode(conn_) != 1) {
+    return Unavailable(name_ + ": pipeline: " + Trimmed(PQerrorMessage(conn_)));
+  }
+  return Status::Ok();
+}
+
+Status Postgres::Send(const std::string& name, const PgParams& params) {
+  std::vector<const char*> values = params.Pointers();
+  if (PQsendQueryPrepared(conn_, name.c_str(), params.size(), values.data(), nullptr, nullptr, 0) !=
+      1) {
+    return Unavailable(name_ + ": " + name + ": " + Trimmed(PQerrorMessage(conn_)));
+  }
+  sent_tags_.push_back(tag_);
+  return Status::Ok();
+}
+
+Status Postgres::SendSql(const std::string& sql, const PgParams& params) {
+  std::vector<const char*> values = params.Pointers();
+  if (PQsendQueryParams(conn_, sql.c_str(), params.size(), nullptr, values.data(), nullptr, nullptr,
+                        0) != 1) {
+    return Unavailable(name_ + ": " + Trimmed(PQerrorMessage(conn_)));
+  }
+  sent_tags_.push_back(tag_);
+  return Status::Ok();
+}
+
+Status Postgres::Sync(int* failed_tag) {
+  Status first = Status::Ok();
+  auto fail = [&](Status failure, int tag) {
+    if (!first.ok()) return;
+    first = std::move(failure);
+    *failed_tag = tag;
+  };
+  if (PQpipelineSync(conn_) != 1) {
+    fail(Unavailable(name_ + ": sync: " + Trimmed(PQerrorMessage(conn_))), -1);
+  } else {
+    synced_ = true;
+    // Each statement's result, then the null that ends it; the server skips (aborts) what
+    // follows a failure up to the sync.
+    for (int tag : sent_tags_) {
+      PGresult* r = PQgetResult(conn_);
+      if (r == nullptr) {
+        fail(Unavailable(name_ + ": no answer: " + Trimmed(PQerrorMessage(conn_))), tag);
+        break;
+      }
+      const ExecStatusType st = PQresultStatus(r);
+      if (st == PGRES_PIPELINE_ABORTED || st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
+        PQclear(r);
+      } else {
+        fail(Check(r, "pipeline").status(), tag);  // Check takes r
+      }
+      while ((r = PQgetResult(conn_)) != nullptr)
+        PQclear(r);
+    }
+  }
+  AbandonPipeline();
+  return first;
+}
+
+void Postgres::AbandonPipeline() {
+  if (PQpipelineStatus(conn_) != PQ_PIPELINE_OFF) {
+    if (!synced_) (void)PQpipelineSync(conn_);
+    // Up to the sync's own result: then the pipeline is idle and may be left.
+    for (int nulls = 0; nulls < 2 && !Broken();) {
+      PGresult* r = PQgetResult(conn_);
+      if (r == nullptr) {
+        ++nulls;
+        continue;
+      }
+      nulls = 0;
+      const bool sync = PQresultStatus(r) == PGRES_PIPELINE_SYNC;
+      PQclear(r);
+      if (sync) break;
+    }
+    (void)PQexitPipelineMode(conn_);
+  }
+  sent_tags_.clear();
+  synced_ = false;
+}
+
 Status Postgres::Reconnect() {
   PQreset(conn_);
   if (Broken()) return Unavailable(name_ + ": cannot connect: " + Trimmed(PQerrorMessage(conn_)));

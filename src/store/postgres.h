@@ -100,6 +100,19 @@ class Postgres {
   Status Prepare(const std::string& name, const std::string& sql);
   // Runs a prepared statement.
   Result<PgResult> Run(const std::string& name, const PgParams& params = {});
+  // Pipelined statements (libpq's pipeline mode: a batch's statements sent without waiting for
+  // each answer, one round trip for them all). EnterPipeline starts; Send queues a prepared
+  // statement, SendSql one of its own, each tagged with `tag()` at the time; Sync sends them,
+  // reads every answer and leaves pipeline mode: the first failure, and in `failed_tag` the tag
+  // of the statement that failed (the server skips the rest). Exec, Query and Run are for
+  // outside a pipeline; AbandonPipeline leaves one that failed on the way (for a ROLLBACK).
+  Status EnterPipeline();
+  Status Send(const std::string& name, const PgParams& params);
+  Status SendSql(const std::string& sql, const PgParams& params = {});
+  void set_tag(int tag) { tag_ = tag; }
+  Status Sync(int* failed_tag);
+  void AbandonPipeline();
+
   // Whether the connection is lost; Reconnect tries once to get it back (with its statements).
   bool Broken() const { return PQstatus(conn_) != CONNECTION_OK; }
   Status Reconnect();
@@ -115,6 +128,9 @@ class Postgres {
   PGconn* conn_;
   std::string name_;
   std::vector<std::pair<std::string, std::string>> prepared_;  // re-prepared on Reconnect
+  int tag_ = 0;
+  std::vector<int> sent_tags_;  // of each statement sent in the pipeline, in order
+  bool synced_ = false;         // the pipeline's sync is sent
 };
 
 // `url` with its password, if any, replaced by "***".

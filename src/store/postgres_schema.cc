@@ -169,6 +169,15 @@ Status MigratePgSchema(Postgres& db) {
         "TEXT NOT NULL, term BIGINT NOT NULL, expires TIMESTAMPTZ NOT NULL, address TEXT NOT NULL "
         "DEFAULT '')");
   }
+  // The fence every write batch of the leader opens with: locks the lease row until the batch
+  // ends and fails the batch (SQLSTATE TS001) when the term is no longer the caller's.
+  if (s.ok()) {
+    s = db.Exec(
+        "CREATE OR REPLACE FUNCTION tessera_fence(t BIGINT) RETURNS void AS $$ BEGIN PERFORM 1 "
+        "FROM tessera_lease WHERE id = 1 AND term = t FOR SHARE; IF NOT FOUND THEN RAISE "
+        "EXCEPTION 'deposed: another daemon leads the store now (term % is over); its writes "
+        "are refused', t USING ERRCODE = 'TS001'; END IF; END $$ LANGUAGE plpgsql");
+  }
   (void)db.Exec(std::string("SELECT pg_advisory_unlock(") + kMigrationLock + ")");
   return s;
 }

@@ -55,9 +55,10 @@ constexpr std::pair<const char*, const char*> kStatements[] = {
      "value = excluded.value"},
     {"end_open_costs",
      "UPDATE costs SET end_ms = GREATEST(start_ms, $1::bigint) WHERE end_ms IS NULL"},
-    // The fencing check that opens every batch: the row stays locked until the batch ends, so
-    // a takeover waits for the batch, and a batch after a takeover finds another term.
-    {"fence", "SELECT 1 FROM tessera_lease WHERE id = 1 AND term = $1 FOR SHARE"},
+    // The fencing check that opens every batch (postgres_schema.cc): the lease row stays locked
+    // until the batch ends, so a takeover waits for the batch, and a batch after a takeover
+    // finds another term and fails, with everything sent after it.
+    {"fence", "SELECT tessera_fence($1)"},
 };
 
 // Takes the lease when it is free, expired, or already this holder's: the new term.
@@ -108,11 +109,6 @@ std::vector<StoredDecision> DecisionsOf(const PgResult& r) {
     out.push_back(
         {r.Int(i, 0), r.Int(i, 1), r.Text(i, 2), r.Int(i, 3), r.Text(i, 4), r.Text(i, 5)});
   return out;
-}
-
-// A statement's Status, its rows aside.
-Status Ran(const Result<PgResult>& r) {
-  return r.status();
 }
 
 }  // namespace
@@ -167,8 +163,8 @@ PostgresStore::PostgresStore(std::string url, PostgresOptions options, int64_t t
       lease_db_(std::move(lease)),
       renewed_ns_(SteadyNs()),
       commits_("store " + writer_db_->name(),
-               {[this] { return Begin(); }, [db = writer_db_.get()] { return db->Exec("COMMIT"); },
-                [db = writer_db_.get()] { (void)db->Exec("ROLLBACK"); }},
+               {[this] { return Begin(); }, [this](size_t& failed_at) { return Commit(failed_at); },
+                [this] { Rollback(); }},
                options_.background_delay),
       renewer_([this] { RenewLoop(); }) {}
 
@@ -219,16 +215,39 @@ Status PostgresStore::Begin() {
   if (db.Broken()) {
     if (Status s = db.Reconnect(); !s.ok()) return s;
   }
-  if (Status s = db.Exec("BEGIN"); !s.ok()) return s;
-  auto fence = db.Run("fence", PgParams().Add(term_));
-  if (!fence.ok()) return fence.status();
-  if (fence->rows() == 0) {
-    deposed_ = true;
-    return Status(StatusCode::kFailedPrecondition,
-                  db.name() + ": deposed: another daemon leads the store now (this one's term " +
-                      std::to_string(term_) + " is over); its writes are refused");
+  // The batch is one pipeline: BEGIN, the fence, the writes (each tagged with its index in the
+  // batch: WriteAt), COMMIT; one round trip for them all.
+  batch_write_ = -1;
+  db.set_tag(-1);
+  if (Status s = db.EnterPipeline(); !s.ok()) return s;
+  if (Status s = db.SendSql("BEGIN"); !s.ok()) return s;
+  return db.Send("fence", PgParams().Add(term_));
+}
+
+Status PostgresStore::Commit(size_t& failed_at) {
+  Postgres& db = *writer_db_;
+  db.set_tag(-1);
+  Status s = db.SendSql("COMMIT");
+  int tag = -1;
+  Status synced = db.Sync(&tag);
+  if (s.ok()) s = synced;
+  if (s.ok()) return s;
+  if (tag >= 0) {
+    failed_at = static_cast<size_t>(tag);  // that write alone, unless the store failed
+  } else if (s.code() == StatusCode::kFailedPrecondition) {
+    deposed_ = true;  // the fence: another daemon's term
   }
-  return Status::Ok();
+  return s;
+}
+
+void PostgresStore::Rollback() {
+  writer_db_->AbandonPipeline();
+  (void)writer_db_->Exec("ROLLBACK");
+}
+
+Status PostgresStore::WriteAt(const Write& w) {
+  writer_db_->set_tag(++batch_write_);
+  return w(*writer_db_);
 }
 
 void PostgresStore::RenewLoop() {
@@ -278,11 +297,11 @@ void PostgresStore::SetHealthLog(std::function<void(bool, const std::string&)> l
 }
 
 std::shared_future<Status> PostgresStore::Enqueue(Write w) {
-  return commits_.Enqueue([db = writer_db_.get(), w = std::move(w)] { return w(*db); });
+  return commits_.Enqueue([this, w = std::move(w)] { return WriteAt(w); });
 }
 
 void PostgresStore::Post(Write w) {
-  commits_.Post([db = writer_db_.get(), w = std::move(w)] { return w(*db); });
+  commits_.Post([this, w = std::move(w)] { return WriteAt(w); });
 }
 
 std::shared_future<Status> PostgresStore::InsertJob(StoredJob j) {
@@ -296,7 +315,7 @@ std::shared_future<Status> PostgresStore::InsertJob(StoredJob j) {
     }
     p.Add(j.principal).Add(j.submitted).Add(j.state).Add(j.reason).Add(j.detail);
     p.Add(j.job_class).Add(j.resolved);
-    return Ran(db.Run("insert_job", p));
+    return db.Send("insert_job", p);
   });
 }
 
@@ -306,12 +325,12 @@ Status WritePgJobUpdate(const JobUpdate& j, Postgres& db) {
   PgParams p;
   p.Add(j.id).Add(j.state).Add(j.reason).Add(j.detail).Add(j.first_start).Add(j.finished);
   p.Add(int64_t{j.restarts}).Add(j.placement).Add(j.run_start).Add(j.kept_ms);
-  return Ran(db.Run("update_job", p));
+  return db.Send("update_job", p);
 }
 
 Status WritePgDecision(const StoredDecision& d, std::string_view detail, Postgres& db) {
-  return Ran(
-      db.Run("decision", PgParams().Add(d.time).Add(d.kind).Add(d.job).Add(d.reason).Add(detail)));
+  return db.Send("decision",
+                 PgParams().Add(d.time).Add(d.kind).Add(d.job).Add(d.reason).Add(detail));
 }
 
 }  // namespace
@@ -339,62 +358,59 @@ void PostgresStore::AppendAudit(AuditEntry a) {
     PgParams p;
     p.Add(a.time).Add(a.principal).Add(a.remote).Add(a.method).Add(a.path);
     p.Add(int64_t{a.status}).Add(a.detail);
-    return Ran(db.Run("audit", p));
+    return db.Send("audit", p);
   });
 }
 
 std::shared_future<Status> PostgresStore::PutPrincipal(Principal p) {
   return Enqueue([p = std::move(p)](Postgres& db) {
-    return Ran(db.Run("principal",
-                      PgParams().Add(p.name).Add(p.role).Add(p.tenant).Add(p.created).Add(p.node)));
+    return db.Send("principal",
+                   PgParams().Add(p.name).Add(p.role).Add(p.tenant).Add(p.created).Add(p.node));
   });
 }
 
 std::shared_future<Status> PostgresStore::PutToken(StoredToken t) {
   return Enqueue([t = std::move(t)](Postgres& db) {
-    return Ran(
-        db.Run("token", PgParams().Add(t.hash).Add(t.principal).Add(t.expires).Add(t.created)));
+    return db.Send("token", PgParams().Add(t.hash).Add(t.principal).Add(t.expires).Add(t.created));
   });
 }
 
 std::shared_future<Status> PostgresStore::DeleteTokens(const std::string& principal) {
-  return Enqueue([principal](Postgres& db) {
-    return Ran(db.Run("delete_tokens", PgParams().Add(principal)));
-  });
+  return Enqueue(
+      [principal](Postgres& db) { return db.Send("delete_tokens", PgParams().Add(principal)); });
 }
 
 std::shared_future<Status> PostgresStore::DeletePrincipal(const std::string& name) {
   return Enqueue([name](Postgres& db) {
-    if (Status s = Ran(db.Run("delete_tokens", PgParams().Add(name))); !s.ok()) return s;
-    return Ran(db.Run("delete_principal", PgParams().Add(name)));
+    if (Status s = db.Send("delete_tokens", PgParams().Add(name)); !s.ok()) return s;
+    return db.Send("delete_principal", PgParams().Add(name));
   });
 }
 
 std::shared_future<Status> PostgresStore::PutNodeFlags(NodeFlags f) {
   return Enqueue([f = std::move(f)](Postgres& db) {
-    return Ran(db.Run("node_flags",
-                      PgParams().Add(f.node).Add(int64_t{f.cordoned}).Add(int64_t{f.draining})));
+    return db.Send("node_flags",
+                   PgParams().Add(f.node).Add(int64_t{f.cordoned}).Add(int64_t{f.draining}));
   });
 }
 
 std::shared_future<Status> PostgresStore::InsertService(StoredService v) {
   return Enqueue([v = std::move(v)](Postgres& db) {
-    return Ran(
-        db.Run("insert_service",
-               PgParams().Add(v.name).Add(v.tenant).Add(v.body).Add(v.principal).Add(v.created)));
+    return db.Send(
+        "insert_service",
+        PgParams().Add(v.name).Add(v.tenant).Add(v.body).Add(v.principal).Add(v.created));
   });
 }
 
 std::shared_future<Status> PostgresStore::DeleteService(const std::string& name) {
-  return Enqueue(
-      [name](Postgres& db) { return Ran(db.Run("delete_service", PgParams().Add(name))); });
+  return Enqueue([name](Postgres& db) { return db.Send("delete_service", PgParams().Add(name)); });
 }
 
 void PostgresStore::InsertCost(CostRow c) {
   Post([c = std::move(c)](Postgres& db) {
     PgParams p;
     p.Add(c.id).Add(c.job).Add(c.tenant).Add(c.cluster).Add(c.model).Add(c.start).Add(c.per_hour);
-    return Ran(db.Run("insert_cost", p));
+    return db.Send("insert_cost", p);
   });
 }
 
@@ -403,9 +419,9 @@ void PostgresStore::ResumeRuns(ResumedRuns runs) {
   Post([r = std::move(runs)](Postgres& db) {
     std::vector<std::string> nodes;
     for (const ResumedRuns::Run& run : r.runs) {
-      if (Status s = Ran(
-              db.Run("resume_job",
-                     PgParams().Add(run.job).Add(run.first_start).Add(run.time).Add(run.kept_ms)));
+      if (Status s =
+              db.Send("resume_job",
+                      PgParams().Add(run.job).Add(run.first_start).Add(run.time).Add(run.kept_ms));
           !s.ok()) {
         return s;
       }
@@ -423,7 +439,7 @@ void PostgresStore::ResumeRuns(ResumedRuns runs) {
         p.Add(c.id).Add(run.job).Add(r.clusters.at(c.cluster));
         p.Add(c.model < 0 ? std::string("cpu") : r.models.at(static_cast<size_t>(c.model)));
         p.Add(run.time).Add(c.per_hour);
-        if (Status s = Ran(db.Run("insert_cost_of_job", p)); !s.ok()) return s;
+        if (Status s = db.Send("insert_cost_of_job", p); !s.ok()) return s;
       }
     }
     return Status::Ok();
@@ -431,20 +447,20 @@ void PostgresStore::ResumeRuns(ResumedRuns runs) {
 }
 
 void PostgresStore::EndCost(int64_t id, TimeMs end) {
-  Post([id, end](Postgres& db) { return Ran(db.Run("end_cost", PgParams().Add(id).Add(end))); });
+  Post([id, end](Postgres& db) { return db.Send("end_cost", PgParams().Add(id).Add(end)); });
 }
 
 void PostgresStore::Alive(TimeMs now) {
-  Post([now](Postgres& db) { return Ran(db.Run("alive", PgParams().Add(std::to_string(now)))); });
+  Post([now](Postgres& db) { return db.Send("alive", PgParams().Add(std::to_string(now))); });
 }
 
 void PostgresStore::EndOpenCosts(TimeMs end) {
-  Post([end](Postgres& db) { return Ran(db.Run("end_open_costs", PgParams().Add(end))); });
+  Post([end](Postgres& db) { return db.Send("end_open_costs", PgParams().Add(end)); });
 }
 
 void PostgresStore::PutTaskLog(int64_t job, int64_t run, int64_t task, std::string tail) {
   Post([job, run, task, tail = std::move(tail)](Postgres& db) {
-    return Ran(db.Run("task_log", PgParams().Add(job).Add(run).Add(task).Add(tail)));
+    return db.Send("task_log", PgParams().Add(job).Add(run).Add(task).Add(tail));
   });
 }
 

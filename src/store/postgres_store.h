@@ -130,8 +130,13 @@ class PostgresStore final : public DurableStore {
                 std::unique_ptr<Postgres> lease);
   std::shared_future<Status> Enqueue(Write w);
   void Post(Write w);
-  // The writer's transaction: reconnects a lost connection, then begins and checks the term.
+  // The writer's transaction, one pipeline a batch: Begin reconnects a lost connection, then
+  // sends BEGIN and the fence (the term); WriteAt sends a write, tagged with its index in the
+  // batch; Commit sends COMMIT and reads every answer, naming the write that failed.
   Status Begin();
+  Status WriteAt(const Write& w);
+  Status Commit(size_t& failed_at);
+  void Rollback();
   // The lease's thread: renews it every third of its length until stopped or deposed.
   void RenewLoop();
   void Tell(bool degraded, const std::string& message);
@@ -143,6 +148,7 @@ class PostgresStore final : public DurableStore {
   std::unique_ptr<Postgres> reader_db_;  // under read_mu_
   std::unique_ptr<Postgres> lease_db_;   // the renewing thread's
   mutable Mutex read_mu_;
+  int batch_write_ = -1;  // the writer thread's: the index of the write being sent
 
   Mutex lease_mu_;
   CondVar lease_cv_;

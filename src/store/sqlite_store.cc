@@ -167,7 +167,7 @@ SqliteStore::SqliteStore(StoreLock lock, std::unique_ptr<Sqlite> writer,
       statements_(std::move(statements)),
       commits_("store " + writer_db_->path(),
                {[db = writer_db_.get()] { return db->Exec("BEGIN IMMEDIATE"); },
-                [db = writer_db_.get()] { return db->Exec("COMMIT"); },
+                [db = writer_db_.get()](size_t&) { return db->Exec("COMMIT"); },
                 [db = writer_db_.get()] { (void)db->Exec("ROLLBACK"); }},
                options.background_delay) {}
 

@@ -3,7 +3,8 @@
 // one of two daemons started at once leads, the other stands by and names it; a leader killed
 // (kill -9) again and again during a storm of submissions and cancels loses and duplicates
 // nothing acknowledged; a leader frozen past its lease is deposed and its late writes are
-// refused; and a standby promoted while agents run tasks adopts them without starting any twice.
+// refused; one cut off from the database stops within its lease and says so; and a standby
+// promoted while agents run tasks adopts them without starting any twice.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -56,8 +57,10 @@ class HaTest : public ::testing::Test {
           std::make_unique<DaemonProcess>(dir_ / ("daemon" + std::to_string(i)), kLocal));
       daemons_.back()->set_store(pg_->url());
       daemons_.back()->set_listen("127.0.0.1:" + std::to_string(port));
-      daemons_.back()->set_extra_args(
-          {"--lease", "2s", "--agent-heartbeat", "500ms", "--agent-lost-after", "10s"});
+      // Where each says it answers when it leads, as the standbys name it.
+      daemons_.back()->set_extra_args({"--lease", "2s", "--agent-heartbeat", "500ms",
+                                       "--agent-lost-after", "10s", "--advertise-url",
+                                       urls_.back()});
     }
   }
   void TearDown() override {
@@ -207,6 +210,13 @@ TEST_F(HaTest, ALeaderKilledAgainAndAgainDuringAStormLosesAndDuplicatesNothing) 
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t)
     threads.emplace_back(submitter, t);
+  // A drain during the storm, acknowledged before the first kill.
+  cli::HttpReply drained;
+  for (int tries = 0; tries < 100 && drained.status != 200; ++tries) {
+    drained = cli::Call(cfg, "POST", "/v1/nodes/bench-gpu-0001/drain", "");
+    if (drained.status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(drained.status, 200) << drained.body.dump();
   // Three kills of whichever daemon leads; each killed one comes back as a standby.
   for (int kill = 0; kill < 3; ++kill) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
@@ -248,6 +258,7 @@ TEST_F(HaTest, ALeaderKilledAgainAndAgainDuringAStormLosesAndDuplicatesNothing) 
   for (int64_t id : cancelled)
     EXPECT_EQ(states[id], "cancelled") << id;
   EXPECT_FALSE(cancelled.empty());
+  EXPECT_EQ(pg_->Sql("SELECT draining FROM node_flags WHERE node = 'bench-gpu-0001'"), "1");
 }
 
 TEST_F(HaTest, ALeaderFrozenPastItsLeaseIsDeposedAndItsLateWritesRefused) {
@@ -290,6 +301,44 @@ TEST_F(HaTest, ALeaderFrozenPastItsLeaseIsDeposedAndItsLateWritesRefused) {
   EXPECT_EQ(Ready(1).first, 200);
   EXPECT_EQ(pg_->Sql("SELECT COUNT(*) FROM jobs WHERE name = 'after-takeover'"), "1");
   EXPECT_EQ(pg_->Sql("SELECT term FROM tessera_lease"), "2");
+}
+
+TEST_F(HaTest, ALeaderCutOffFromTheDatabaseStopsWithinItsLeaseAndSaysSo) {
+  daemons_[0]->Launch();
+  ASSERT_TRUE(daemons_[0]->WaitReady()) << daemons_[0]->log();
+  pg_->Crash();
+  // Within its lease (2 s) and a look (0.1 s), the leader neither leads nor takes writes.
+  std::pair<int, json> ready;
+  for (int i = 0; i < 50 && ready.first != 503; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ready = Ready(0);
+  }
+  EXPECT_EQ(ready.first, 503);
+  EXPECT_EQ(ready.second["status"], "not-leading") << ready.second.dump();
+  Http leader(urls_[0], daemons_[0]->admin_token());
+  auto w = leader.Post("/v1/nodes/bench-gpu-0000/cordon", "");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->status, 503) << w->body;
+  // The log says so too (the lease is watched ten times a second).
+  for (int i = 0; i < 20 && daemons_[0]->log().find("\"msg\":\"not leading\"") == std::string::npos;
+       ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_NE(daemons_[0]->log().find("\"msg\":\"not leading\""), std::string::npos)
+      << daemons_[0]->log();
+  // The database back before another daemon took over: it leads again, in the same term.
+  std::string error;
+  ASSERT_TRUE(pg_->Start(&error)) << error;
+  for (int i = 0; i < 100 && Ready(0).first != 200; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(Ready(0).first, 200);
+  for (int i = 0;
+       i < 20 && daemons_[0]->log().find("\"msg\":\"leading again\"") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_NE(daemons_[0]->log().find("\"msg\":\"leading again\""), std::string::npos);
+  w = leader.Post("/v1/nodes/bench-gpu-0000/cordon", "");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->status, 200) << w->body;
+  EXPECT_EQ(pg_->Sql("SELECT term FROM tessera_lease"), "1");
 }
 
 TEST_F(HaTest, AStandbyPromotedWhileAgentsRunTasksAdoptsThemAndStartsNoneTwice) {
