@@ -166,15 +166,18 @@ Status MigratePgSchema(Postgres& db) {
   if (s.ok()) {
     s = db.Exec(
         "CREATE TABLE IF NOT EXISTS tessera_lease(id INTEGER PRIMARY KEY CHECK (id = 1), holder "
-        "TEXT NOT NULL, term BIGINT NOT NULL, expires TIMESTAMPTZ NOT NULL, address TEXT NOT NULL "
-        "DEFAULT '')");
+        "TEXT NOT NULL, term BIGINT NOT NULL UNIQUE, expires TIMESTAMPTZ NOT NULL, address TEXT "
+        "NOT NULL DEFAULT '')");
   }
-  // The fence every write batch of the leader opens with: locks the lease row until the batch
-  // ends and fails the batch (SQLSTATE TS001) when the term is no longer the caller's.
+  // The fence every write batch of the leader opens with: fails the batch (SQLSTATE TS001) when
+  // the term is no longer the caller's, and holds the row FOR KEY SHARE until the batch ends.
+  // That lock stops a takeover (it changes the term, a unique column: a key) until the batch
+  // commits, but not the leader's renewals or its address (other columns): a long batch never
+  // delays the lease it runs under.
   if (s.ok()) {
     s = db.Exec(
         "CREATE OR REPLACE FUNCTION tessera_fence(t BIGINT) RETURNS void AS $$ BEGIN PERFORM 1 "
-        "FROM tessera_lease WHERE id = 1 AND term = t FOR SHARE; IF NOT FOUND THEN RAISE "
+        "FROM tessera_lease WHERE id = 1 AND term = t FOR KEY SHARE; IF NOT FOUND THEN RAISE "
         "EXCEPTION 'deposed: another daemon leads the store now (term % is over); its writes "
         "are refused', t USING ERRCODE = 'TS001'; END IF; END $$ LANGUAGE plpgsql");
   }

@@ -124,6 +124,18 @@ TEST_F(PostgresStoreTest, TheLeaseIsRenewedWhileTheLeaderLives) {
   EXPECT_EQ(PostgresStore::Open(server_.url(), o).status().code(), StatusCode::kFailedPrecondition);
 }
 
+TEST_F(PostgresStoreTest, ALongBatchDoesNotDelayTheLeasesRenewal) {
+  auto a = Open("daemon a");  // a lease of 1.5 s, renewed every 0.5 s
+  ASSERT_NE(a, nullptr);
+  // A batch of the leader's that takes 4 s (its fence holds the lease row meanwhile).
+  std::thread batch(
+      [&] { server_.Sql("BEGIN; SELECT tessera_fence(1); SELECT pg_sleep(4); COMMIT;"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+  EXPECT_TRUE(a->leading());  // renewed beside the batch, not after it
+  batch.join();
+  EXPECT_TRUE(a->leading());
+}
+
 TEST_F(PostgresStoreTest, ADeposedLeadersLateWritesAreRefusedByTheDatabase) {
   auto a = Open("daemon a");
   ASSERT_NE(a, nullptr);

@@ -1,8 +1,11 @@
 #include "testutil/postgres_server.h"
 
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <cstdlib>
 
 #include "testutil/run_tessera.h"
 
@@ -49,8 +52,7 @@ PostgresServer::PostgresServer(std::filesystem::path dir, bool durable)
     : dir_(std::move(dir)), durable_(durable), port_(FreeLoopbackPort()) {}
 
 PostgresServer::~PostgresServer() {
-  std::string out;
-  RunShell(PgClusterScript() + " stop " + dir_.string(), &out);
+  Crash();
   std::error_code ec;
   std::filesystem::remove_all(dir_, ec);
 }
@@ -67,8 +69,16 @@ bool PostgresServer::Up(std::string* error) {
 }
 
 void PostgresServer::Crash() {
+  // The server's pid before it goes: pg_ctl waits for it, and should it not, it is killed, so
+  // that no test leaves a server behind.
+  const std::string pid_line = ReadText(dir_ / "data" / "postmaster.pid");
   std::string out;
   RunShell(PgClusterScript() + " stop " + dir_.string(), &out);
+  const pid_t pid = static_cast<pid_t>(std::atoi(pid_line.c_str()));
+  if (pid <= 0) return;
+  // Still this server (its command line names its folder), not a process that took its pid.
+  std::string cmdline = ReadText("/proc/" + std::to_string(pid) + "/cmdline");
+  if (cmdline.find(dir_.string()) != std::string::npos) kill(pid, SIGKILL);
 }
 
 bool PostgresServer::Start(std::string* error) {
