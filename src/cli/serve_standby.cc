@@ -46,6 +46,7 @@ Result<std::unique_ptr<PostgresStore>> OpenLeading(const StandbyArgs& args, Stop
   // The standby's answers: who leads, as the last look at the lease said.
   std::mutex mu;
   StandbyLeader leader;
+  bool looked = false;  // the lease was looked at (leader says what was seen)
   std::unique_ptr<HttpServer> server;
   std::thread serving;
   auto stop_serving = [&] {
@@ -60,10 +61,13 @@ Result<std::unique_ptr<PostgresStore>> OpenLeading(const StandbyArgs& args, Stop
   options.standby = [&](const LeaseHolder& holder) {
     {
       std::lock_guard<std::mutex> lock(mu);
-      const bool news = holder.holder != leader.name || holder.term != leader.term ||
+      const bool news = !looked || holder.holder != leader.name || holder.term != leader.term ||
                         holder.address != leader.url;
+      looked = true;
       leader = {holder.holder, holder.address, holder.term};
-      if (news) {
+      if (news && holder.holder.empty()) {
+        log("warn", "standby: the store cannot be reached; waiting for it", {});
+      } else if (news) {
         log("info", "standby",
             {{"leader", holder.holder}, {"leader_url", holder.address}, {"term", holder.term}});
       }

@@ -116,7 +116,16 @@ std::vector<StoredDecision> DecisionsOf(const PgResult& r) {
 Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& url,
                                                            PostgresOptions options) {
   if (options.holder.empty()) options.holder = DefaultHolder();
+  // A standby waits for the database too: it may start before it, or outlive an outage.
+  const auto unreachable = [&](const Status& s) {
+    return s.code() == StatusCode::kUnavailable && options.standby &&
+           options.standby(LeaseHolder{});
+  };
   auto writer = Postgres::Connect(url, options.holder);
+  while (!writer.ok() && unreachable(writer.status())) {
+    std::this_thread::sleep_for(options.lease / 6);
+    writer = Postgres::Connect(url, options.holder);
+  }
   if (!writer.ok()) return writer.status();
   Postgres& w = **writer;
   if (Status s = MigratePgSchema(w); !s.ok()) return s;
@@ -125,6 +134,11 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& ur
   for (;;) {
     auto taken =
         w.Query(kTakeLease, PgParams().Add(options.holder).Add(int64_t{options.lease.count()}));
+    if (!taken.ok() && unreachable(taken.status())) {
+      std::this_thread::sleep_for(options.lease / 6);
+      (void)w.Reconnect();
+      continue;
+    }
     if (!taken.ok()) return taken.status();
     if (taken->rows() == 1) {
       term = taken->Int(0, 0);

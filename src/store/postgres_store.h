@@ -55,7 +55,8 @@ struct PostgresOptions {
   std::string holder;
   // Null: Open fails when another daemon holds the lease. Else Open waits as a standby until
   // the lease is free (its holder stopped, or stopped renewing it), trying every sixth of the
-  // lease, and calls this with the holder at each try; false ends the wait (FailedPrecondition).
+  // lease, and calls this with the holder at each try (an empty one while the database cannot
+  // be reached: a standby waits for it too); false ends the wait.
   std::function<bool(const LeaseHolder& holder)> standby;
 };
 

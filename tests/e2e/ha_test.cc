@@ -80,6 +80,16 @@ class HaTest : public ::testing::Test {
     return {r ? r->status : 0, Body(r)};
   }
 
+  // What /readyz of daemon `i` says once it answers `status` (or after `seconds`).
+  std::pair<int, json> ReadyOnce(size_t i, int status, int seconds) {
+    std::pair<int, json> ready;
+    for (int tries = 0; tries < seconds * 10 && ready.first != status; ++tries) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      ready = Ready(i);
+    }
+    return ready;
+  }
+
   // The daemon that leads, once exactly one answers ready and every other running one says
   // standby (30 s at most); -1 when that never held.
   int WaitForOneLeader() {
@@ -308,11 +318,7 @@ TEST_F(HaTest, ALeaderCutOffFromTheDatabaseStopsWithinItsLeaseAndSaysSo) {
   ASSERT_TRUE(daemons_[0]->WaitReady()) << daemons_[0]->log();
   pg_->Crash();
   // Within its lease (2 s) and a look (0.1 s), the leader neither leads nor takes writes.
-  std::pair<int, json> ready;
-  for (int i = 0; i < 50 && ready.first != 503; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    ready = Ready(0);
-  }
+  std::pair<int, json> ready = ReadyOnce(0, 503, 5);
   EXPECT_EQ(ready.first, 503);
   EXPECT_EQ(ready.second["status"], "not-leading") << ready.second.dump();
   Http leader(urls_[0], daemons_[0]->admin_token());
@@ -339,6 +345,21 @@ TEST_F(HaTest, ALeaderCutOffFromTheDatabaseStopsWithinItsLeaseAndSaysSo) {
   ASSERT_TRUE(w);
   EXPECT_EQ(w->status, 200) << w->body;
   EXPECT_EQ(pg_->Sql("SELECT term FROM tessera_lease"), "1");
+}
+
+TEST_F(HaTest, ADaemonStartedBeforeItsDatabaseStandsByUntilItCanLead) {
+  pg_->Crash();
+  daemons_[0]->Launch();
+  std::pair<int, json> ready = ReadyOnce(0, 503, 10);
+  EXPECT_EQ(ready.first, 503);
+  EXPECT_EQ(ready.second["status"], "standby") << ready.second.dump();
+  EXPECT_EQ(ready.second["leader"], "") << ready.second.dump();
+  std::string error;
+  ASSERT_TRUE(pg_->Start(&error)) << error;
+  EXPECT_TRUE(daemons_[0]->WaitReady(30)) << daemons_[0]->log();
+  EXPECT_NE(daemons_[0]->log().find("the store cannot be reached; waiting for it"),
+            std::string::npos)
+      << daemons_[0]->log();
 }
 
 TEST_F(HaTest, AStandbyPromotedWhileAgentsRunTasksAdoptsThemAndStartsNoneTwice) {
