@@ -1,5 +1,7 @@
 #include "common/server_list.h"
 
+#include <algorithm>
+
 namespace tessera {
 
 Result<ServerList> ServerList::Parse(const std::string& list, const std::string& what) {
@@ -31,8 +33,14 @@ std::string ServerList::Current() const {
 std::string ServerList::Failed(const std::string& tried, const std::string& leader) {
   MutexLock lock(mu_);
   if (current_ != tried) return current_;  // another thread moved on already
-  if (!leader.empty() && leader != tried) {
-    current_ = leader;
+  // Only a daemon of the list: a token goes nowhere its owner did not name, whatever an answer
+  // says (a daemon that is not ours could name any address).
+  std::string named = leader;
+  while (!named.empty() && named.back() == '/')
+    named.pop_back();
+  if (!named.empty() && named != tried &&
+      std::find(urls_.begin(), urls_.end(), named) != urls_.end()) {
+    current_ = named;
   } else {
     size_t at = 0;
     while (at < urls_.size() && urls_[at] != tried)

@@ -1,7 +1,7 @@
 // The daemons a client talks to: one URL, or several (a control plane of several daemons on
 // one PostgreSQL store: one leads, the others stand by), comma-separated. A client sends to the
 // daemon it last reached, and moves on when that one cannot be reached or answers that it does
-// not lead: to the leader a standby names, else to the next URL in the list.
+// not lead: to the leader a standby names when it is in the list, else to the next URL.
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
@@ -23,7 +23,8 @@ class ServerList {
   // The daemon to send to now.
   std::string Current() const;
   // `tried` failed (no answer, or not the leader): the next to try is `leader` when a standby
-  // named one, else the URL after `tried` in the list. Returns the next.
+  // named one of the list (never an address outside it: the caller's token would go there),
+  // else the URL after `tried` in the list. Returns the next.
   std::string Failed(const std::string& tried, const std::string& leader = "");
   size_t size() const { return urls_.size(); }
   const std::vector<std::string>& urls() const { return urls_; }

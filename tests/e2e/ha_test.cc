@@ -425,6 +425,27 @@ TEST_F(HaTest, AStandbyPromotedWhileAgentsRunTasksAdoptsThemAndStartsNoneTwice) 
     a->Stop();
 }
 
+// Bad HA flags exit 2 before anything starts, naming the flag; a URL's password is never shown.
+TEST(HaFlags, BadValuesAreRefusedByName) {
+  std::string out;
+  const std::string serve = "serve --config " + std::string(kLocal);
+  EXPECT_EQ(testing::RunTessera(serve + " --store postgres://u@h/db --lease 100ms", &out), 2)
+      << out;
+  EXPECT_NE(out.find("--lease: expected a duration from 500ms to 60s"), std::string::npos) << out;
+  EXPECT_EQ(testing::RunTessera(serve + " --store postgres://u@h/db --lease soon", &out), 2) << out;
+  EXPECT_EQ(testing::RunTessera(serve + " --store 'postgres://u:secret@h:5432/db?bogus=1'", &out),
+            2)
+      << out;
+  EXPECT_NE(out.find("not a PostgreSQL URL"), std::string::npos) << out;
+  EXPECT_EQ(out.find("secret"), std::string::npos) << out;
+  EXPECT_EQ(testing::RunTessera(serve + " --store mysql://u:secret@h/db", &out), 2) << out;
+  EXPECT_NE(out.find("--store: expected sqlite:PATH or postgres://"), std::string::npos) << out;
+  EXPECT_EQ(out.find("secret"), std::string::npos) << out;
+  EXPECT_EQ(testing::RunTessera("get jobs", &out, true, "TESSERA_SERVER=http://a:1,ftp://b "), 2)
+      << out;
+  EXPECT_NE(out.find("expected http://HOST:PORT"), std::string::npos) << out;
+}
+
 // scripts/ha-demo, as docs/operations.md gives it: a PostgreSQL, two daemons, the leader killed.
 TEST(HaDemo, TheStandbyTakesOverWithEveryJob) {
   auto dir = FreshDir("ha-demo");
