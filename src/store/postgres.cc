@@ -159,12 +159,6 @@ Status Postgres::Prepare(const std::string& name, const std::string& sql) {
   return s;
 }
 
-Result<PgResult> Postgres::Run(const std::string& name, const PgParams& params) {
-  std::vector<const char*> values = params.Pointers();
-  return Check(
-      PQexecPrepared(conn_, name.c_str(), params.size(), values.data(), nullptr, nullptr, 0), name);
-}
-
 Status Postgres::EnterPipeline() {
   sent_tags_.clear();
   if (PQenterPipelineMode(conn_) != 1) {

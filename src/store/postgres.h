@@ -98,14 +98,13 @@ class Postgres {
   Result<PgResult> Query(const std::string& sql, const PgParams& params = {});
   // Prepares `sql` as `name` on this connection (again after each reconnect).
   Status Prepare(const std::string& name, const std::string& sql);
-  // Runs a prepared statement.
-  Result<PgResult> Run(const std::string& name, const PgParams& params = {});
   // Pipelined statements (libpq's pipeline mode: a batch's statements sent without waiting for
   // each answer, one round trip for them all). EnterPipeline starts; Send queues a prepared
   // statement, SendSql one of its own, each tagged with `tag()` at the time; Sync sends them,
   // reads every answer and leaves pipeline mode: the first failure, and in `failed_tag` the tag
-  // of the statement that failed (the server skips the rest). Exec, Query and Run are for
-  // outside a pipeline; AbandonPipeline leaves one that failed on the way (for a ROLLBACK).
+  // of the statement that failed (the server skips the rest). Exec and Query are for
+  // outside a pipeline (prepared statements run only in one); AbandonPipeline leaves one that
+  // failed on the way (for a ROLLBACK).
   Status EnterPipeline();
   Status Send(const std::string& name, const PgParams& params);
   Status SendSql(const std::string& sql, const PgParams& params = {});
