@@ -55,11 +55,11 @@ Result<std::vector<StoredTask>> ParsePlacement(std::string_view text) {
 }  // namespace
 
 // Reads the resolved form of each job that has not ended (and the placement of its run, if it
-// had one) in chunks of ids, each on a connection of its own and parsed straight from SQLite's
-// memory. Workers start at once, beside the store's Load of the rows; the restore then takes
-// the jobs in id order, parsing a chunk itself when no worker has it yet (or a later one while
-// it waits), so that rebuilding the engine overlaps the parsing of what comes after. The rows
-// are independent and the reader immutable.
+// had one) in chunks of ids, each thread on a connection of its own (one ActiveJobReader), and
+// parses it straight from the store's buffers. Workers start at once, beside the store's Load of
+// the rows; the restore then takes the jobs in id order, parsing a chunk itself when no worker has
+// it yet (or a later one while it waits), so that rebuilding the engine overlaps the parsing of
+// what comes after. The rows are independent and the reader immutable.
 class ResolvedJobs {
  public:
   ResolvedJobs(const Spec& spec, const DurableStore& store, int64_t last_id)
@@ -85,14 +85,14 @@ class ResolvedJobs {
   Result<std::unique_ptr<RestoredJob>> Take(int64_t id) {
     if (id < 1 || static_cast<size_t>(id) > by_id_.size()) return std::unique_ptr<RestoredJob>();
     const size_t at = static_cast<size_t>(id - 1), chunk = at / kChunk;
-    if (Claim(chunk)) Parse(chunk);
+    if (Claim(chunk)) Parse(chunk, take_reader_);
     while (state_[chunk].load(std::memory_order_acquire) != kDone) {
       // Another thread parses it: parse a later chunk meanwhile, or wait.
       size_t later = chunk + 1;
       while (later < state_.size() && !Claim(later))
         ++later;
       if (later < state_.size()) {
-        Parse(later);
+        Parse(later, take_reader_);
         continue;
       }
       std::unique_lock<std::mutex> lock(mu_);
@@ -114,17 +114,28 @@ class ResolvedJobs {
     return state_[chunk].compare_exchange_strong(free, kTaken, std::memory_order_acq_rel);
   }
 
-  void Parse(size_t chunk) {
+  // `reader`: the calling thread's, opened at its first chunk.
+  void Parse(size_t chunk, std::unique_ptr<DurableStore::ActiveJobReader>& reader) {
     const auto from = static_cast<int64_t>(chunk * kChunk) + 1;
     const auto last = static_cast<int64_t>(by_id_.size());
-    Status s = store_.ReadActiveJobs(
-        from, std::min(last, from + static_cast<int64_t>(kChunk) - 1),
-        [&](int64_t id, std::string_view state, std::string_view resolved,
-            std::string_view placement) {
-          auto read = std::make_unique<RestoredJob>(RestoredJob{reader_.Read(resolved), {}});
-          if (state == "running" || state == "placed") read->run = ParsePlacement(placement);
-          by_id_[static_cast<size_t>(id - 1)] = std::move(read);
-        });
+    Status s;
+    if (reader == nullptr) {
+      auto opened = store_.OpenActiveJobReader();
+      if (opened.ok()) {
+        reader = std::move(*opened);
+      } else {
+        s = opened.status();
+      }
+    }
+    if (reader != nullptr)
+      s = reader->Read(
+          from, std::min(last, from + static_cast<int64_t>(kChunk) - 1),
+          [&](int64_t id, std::string_view state, std::string_view resolved,
+              std::string_view placement) {
+            auto read = std::make_unique<RestoredJob>(RestoredJob{reader_.Read(resolved), {}});
+            if (state == "running" || state == "placed") read->run = ParsePlacement(placement);
+            by_id_[static_cast<size_t>(id - 1)] = std::move(read);
+          });
     {
       std::lock_guard<std::mutex> lock(mu_);
       status_[chunk] = s;
@@ -134,13 +145,15 @@ class ResolvedJobs {
   }
 
   void Work() {
+    std::unique_ptr<DurableStore::ActiveJobReader> reader;
     for (size_t chunk = next_++; chunk < state_.size() && !stopping_; chunk = next_++) {
-      if (Claim(chunk)) Parse(chunk);
+      if (Claim(chunk)) Parse(chunk, reader);
     }
   }
 
   const ResolvedJobReader reader_;
   const DurableStore& store_;
+  std::unique_ptr<DurableStore::ActiveJobReader> take_reader_;  // Take's caller's
   // By id - 1, null for jobs that ended: each chunk's ids written by the thread that parses it,
   // read once it is done.
   std::vector<std::unique_ptr<RestoredJob>> by_id_;

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <future>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,16 +48,22 @@ class DurableStore {
   virtual ~DurableStore() = default;
 
   // Everything the daemon rebuilds itself from (the jobs' resolved forms aside: see
-  // ReadActiveJobs).
+  // OpenActiveJobReader).
   virtual Result<StoreSnapshot> Load() = 0;
   // The highest job id; 0: none.
   virtual Result<int64_t> LastJobId() const = 0;
-  // What a restart rebuilds the engine from, of the jobs with ids in [from, to] that have not
-  // ended, in id order: id, state, resolved form and placement, as views valid during the call.
-  // Several threads may read at once, beside Load.
+  // What a restart rebuilds the engine from, read on a connection of its own (one reader per
+  // thread: several threads read at once, beside Load; each reads chunk after chunk).
   using ActiveJobRow = std::function<void(int64_t id, std::string_view state,
                                           std::string_view resolved, std::string_view placement)>;
-  virtual Status ReadActiveJobs(int64_t from, int64_t to, const ActiveJobRow& row) const = 0;
+  class ActiveJobReader {
+   public:
+    virtual ~ActiveJobReader() = default;
+    // Of the jobs with ids in [from, to] that have not ended, in id order: id, state, resolved
+    // form and placement, as views valid during the call.
+    virtual Status Read(int64_t from, int64_t to, const ActiveJobRow& row) = 0;
+  };
+  virtual Result<std::unique_ptr<ActiveJobReader>> OpenActiveJobReader() const = 0;
 
   // A new job: Internal when its id, or its principal's idempotency key, is taken.
   virtual std::shared_future<Status> InsertJob(StoredJob job) = 0;

@@ -31,8 +31,8 @@ class FaultyStore final : public DurableStore {
 
   Result<StoreSnapshot> Load() override { return inner_->Load(); }
   Result<int64_t> LastJobId() const override { return inner_->LastJobId(); }
-  Status ReadActiveJobs(int64_t from, int64_t to, const ActiveJobRow& row) const override {
-    return inner_->ReadActiveJobs(from, to, row);
+  Result<std::unique_ptr<ActiveJobReader>> OpenActiveJobReader() const override {
+    return inner_->OpenActiveJobReader();
   }
   std::shared_future<Status> InsertJob(StoredJob job) override;
   void UpdateJob(JobUpdate update) override;

@@ -256,7 +256,7 @@ Result<StoreSnapshot> InMemoryStore::Load() {
   TimeMs last_seen = alive_;
   for (const auto& [id, j] : jobs_) {
     StoredJob& copy = snap.jobs.emplace_back(j);
-    copy.resolved.clear();  // ReadActiveJobs reads it
+    copy.resolved.clear();  // an ActiveJobReader reads it
     last_seen = std::max(last_seen, j.submitted);
   }
   for (const auto& [name, p] : principals_)
@@ -281,13 +281,26 @@ Result<int64_t> InMemoryStore::LastJobId() const {
   return jobs_.empty() ? int64_t{0} : jobs_.rbegin()->first;
 }
 
-Status InMemoryStore::ReadActiveJobs(int64_t from, int64_t to, const ActiveJobRow& row) const {
-  MutexLock lock(mu_);
-  for (auto it = jobs_.lower_bound(from); it != jobs_.end() && it->first <= to; ++it) {
-    const StoredJob& j = it->second;
-    if (!Ended(j.state)) row(j.id, j.state, j.resolved, j.placement);
+// Reads the store's own map, under its lock.
+class InMemoryStore::Reader final : public ActiveJobReader {
+ public:
+  explicit Reader(const InMemoryStore& store) : store_(store) {}
+  Status Read(int64_t from, int64_t to, const ActiveJobRow& row) override {
+    MutexLock lock(store_.mu_);
+    for (auto it = store_.jobs_.lower_bound(from); it != store_.jobs_.end() && it->first <= to;
+         ++it) {
+      const StoredJob& j = it->second;
+      if (!Ended(j.state)) row(j.id, j.state, j.resolved, j.placement);
+    }
+    return Status::Ok();
   }
-  return Status::Ok();
+
+ private:
+  const InMemoryStore& store_;
+};
+
+Result<std::unique_ptr<DurableStore::ActiveJobReader>> InMemoryStore::OpenActiveJobReader() const {
+  return std::unique_ptr<ActiveJobReader>(std::make_unique<Reader>(*this));
 }
 
 Result<std::vector<AuditEntry>> InMemoryStore::QueryAudit(const AuditQuery& q) {

@@ -27,7 +27,7 @@ class InMemoryStore final : public DurableStore {
 
   Result<StoreSnapshot> Load() override;
   Result<int64_t> LastJobId() const override;
-  Status ReadActiveJobs(int64_t from, int64_t to, const ActiveJobRow& row) const override;
+  Result<std::unique_ptr<ActiveJobReader>> OpenActiveJobReader() const override;
   std::shared_future<Status> InsertJob(StoredJob job) override;
   void UpdateJob(JobUpdate update) override;
   std::shared_future<Status> CommitJobUpdate(JobUpdate update) override;
@@ -63,6 +63,7 @@ class InMemoryStore final : public DurableStore {
   void SetHealthLog(std::function<void(bool degraded, const std::string& message)> log) override;
 
  private:
+  class Reader;
   // Applies one write under mu_, counting it when it takes.
   template <typename Write>
   Status Apply(Write&& write);

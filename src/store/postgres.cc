@@ -99,12 +99,21 @@ Result<std::unique_ptr<Postgres>> Postgres::Connect(const std::string& url,
     PQfreemem(error);
     return InvalidArgument("store " + name + ": not a PostgreSQL URL: " + msg);
   }
+  bool own_options = false;  // the URL's server options (?options=...) are kept as they are
+  for (PQconninfoOption* o = parsed; o->keyword != nullptr; ++o)
+    own_options |= std::string_view(o->keyword) == "options" && o->val != nullptr;
   PQconninfoFree(parsed);
   std::vector<const char*> keys = {"dbname", "application_name"};
   std::vector<const char*> values = {url.c_str(), application.c_str()};
   for (const auto& [k, v] : kSettings) {
     keys.push_back(k);
     values.push_back(v);
+  }
+  if (!own_options) {
+    // The store's statements are short: compiling one (PostgreSQL's JIT, on above a cost a
+    // restart's reads pass) costs more than it saves.
+    keys.push_back("options");
+    values.push_back("-c jit=off");
   }
   keys.push_back(nullptr);
   values.push_back(nullptr);
@@ -150,6 +159,31 @@ Result<PgResult> Postgres::Query(const std::string& sql, const PgParams& params)
   return Check(
       PQexecParams(conn_, sql.c_str(), params.size(), nullptr, values.data(), nullptr, nullptr, 0),
       "query");
+}
+
+Status Postgres::Stream(const std::string& sql, const PgParams& params,
+                        const std::function<void(const PgResult& row)>& row) {
+  std::vector<const char*> values = params.Pointers();
+  if (PQsendQueryParams(conn_, sql.c_str(), params.size(), nullptr, values.data(), nullptr, nullptr,
+                        0) != 1) {
+    return Unavailable(name_ + ": query: " + Trimmed(PQerrorMessage(conn_)));
+  }
+  (void)PQsetSingleRowMode(conn_);  // refused only when not right after the send
+  Status status = Status::Ok();
+  // A result per row, then one of none (or the error), then the null that ends the query.
+  while (PGresult* r = PQgetResult(conn_)) {
+    if (!status.ok()) {
+      PQclear(r);
+      continue;
+    }
+    if (PQresultStatus(r) == PGRES_SINGLE_TUPLE) {
+      PgResult one(r);
+      row(one);
+      continue;
+    }
+    status = Check(r, "query").status();  // Check takes r
+  }
+  return status;
 }
 
 Status Postgres::Prepare(const std::string& name, const std::string& sql) {

@@ -15,6 +15,7 @@
 #include <libpq-fe.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -96,6 +97,11 @@ class Postgres {
   Status Exec(std::string_view sql);
   // One statement with parameters: its rows (none for a command).
   Result<PgResult> Query(const std::string& sql, const PgParams& params = {});
+  // A query's rows one at a time as they arrive (libpq's single-row mode), each a result of
+  // one row (row 0): the server goes on sending while `row` runs, and no result holds them
+  // all. An error may come after some rows.
+  Status Stream(const std::string& sql, const PgParams& params,
+                const std::function<void(const PgResult& row)>& row);
   // Prepares `sql` as `name` on this connection (again after each reconnect).
   Status Prepare(const std::string& name, const std::string& sql);
   // Pipelined statements (libpq's pipeline mode: a batch's statements sent without waiting for

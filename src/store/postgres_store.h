@@ -88,7 +88,7 @@ class PostgresStore final : public DurableStore {
   // DurableStore.
   Result<StoreSnapshot> Load() override;
   Result<int64_t> LastJobId() const override;
-  Status ReadActiveJobs(int64_t from, int64_t to, const ActiveJobRow& row) const override;
+  Result<std::unique_ptr<ActiveJobReader>> OpenActiveJobReader() const override;
   std::shared_future<Status> InsertJob(StoredJob job) override;
   void UpdateJob(JobUpdate update) override;
   std::shared_future<Status> CommitJobUpdate(JobUpdate update) override;

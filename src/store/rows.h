@@ -19,7 +19,7 @@ struct StoredJob {
   std::string job_class;        // training | finetune | batch | eval
   std::string body;             // the job object as submitted (JSON)
   std::string resolved;         // its resolved form (config/job_json.h); Load leaves it empty
-                                //   (SqliteStore::ReadActiveJobs reads it)
+                                //   (an ActiveJobReader reads it)
   std::string idempotency_key;  // "" = none
   std::string principal;        // who submitted it
   TimeMs submitted = 0;

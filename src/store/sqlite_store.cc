@@ -427,16 +427,32 @@ Result<int64_t> SqliteStore::LastJobId() const {
   return MaxJobId(*reader_db_);
 }
 
-Status SqliteStore::ReadActiveJobs(int64_t from, int64_t to, const ActiveJobRow& row) const {
+namespace {
+
+// Reads straight from SQLite's memory, on a connection of its own.
+class SqliteActiveJobReader final : public DurableStore::ActiveJobReader {
+ public:
+  explicit SqliteActiveJobReader(std::unique_ptr<Sqlite> db) : db_(std::move(db)) {}
+  Status Read(int64_t from, int64_t to, const DurableStore::ActiveJobRow& row) override {
+    auto q = db_->Prepare(
+        "SELECT id, state, resolved, placement FROM jobs WHERE id BETWEEN ?1 AND ?2 AND state "
+        "NOT IN ('succeeded', 'failed', 'cancelled') ORDER BY id");
+    if (!q.ok()) return q.status();
+    q->Bind(1, from).Bind(2, to);
+    return q->Each([&] { row(q->Int(0), q->View(1), q->View(2), q->View(3)); });
+  }
+
+ private:
+  std::unique_ptr<Sqlite> db_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<DurableStore::ActiveJobReader>> SqliteStore::OpenActiveJobReader() const {
   auto db = Sqlite::Open(reader_db_->path());
   if (!db.ok()) return db.status();
   if (Status s = ConfigureReader(**db); !s.ok()) return s;
-  auto q = (*db)->Prepare(
-      "SELECT id, state, resolved, placement FROM jobs WHERE id BETWEEN ?1 AND ?2 AND state NOT "
-      "IN ('succeeded', 'failed', 'cancelled') ORDER BY id");
-  if (!q.ok()) return q.status();
-  q->Bind(1, from).Bind(2, to);
-  return q->Each([&] { row(q->Int(0), q->View(1), q->View(2), q->View(3)); });
+  return std::unique_ptr<ActiveJobReader>(std::make_unique<SqliteActiveJobReader>(std::move(*db)));
 }
 
 Result<std::vector<AuditEntry>> SqliteStore::QueryAudit(const AuditQuery& aq) {

@@ -46,11 +46,11 @@ class SqliteStore final : public DurableStore {
   SqliteStore(const SqliteStore&) = delete;
   SqliteStore& operator=(const SqliteStore&) = delete;
 
-  // DurableStore. ReadActiveJobs reads on a connection of its own, so that several threads
-  // read (and parse) at once, beside Load.
+  // DurableStore. Each ActiveJobReader reads on a connection of its own, so that several
+  // threads read (and parse) at once, beside Load.
   Result<StoreSnapshot> Load() override;
   Result<int64_t> LastJobId() const override;
-  Status ReadActiveJobs(int64_t from, int64_t to, const ActiveJobRow& row) const override;
+  Result<std::unique_ptr<ActiveJobReader>> OpenActiveJobReader() const override;
   std::shared_future<Status> InsertJob(StoredJob job) override;
   void UpdateJob(JobUpdate update) override;
   std::shared_future<Status> CommitJobUpdate(JobUpdate update) override;

@@ -362,6 +362,49 @@ TEST_F(HaTest, ADaemonStartedBeforeItsDatabaseStandsByUntilItCanLead) {
       << daemons_[0]->log();
 }
 
+// docs/operations.md's backup and restore: pg_dump -Fc while the daemon runs; every daemon
+// stopped, pg_restore --clean, started again: the jobs of the dump are back as they were, what
+// came after it is not, and new submissions take ids after the dump's.
+TEST_F(HaTest, ABackupTakenWhileTheDaemonRunsRestoresItsJobs) {
+  daemons_[0]->Launch();
+  ASSERT_TRUE(daemons_[0]->WaitReady()) << daemons_[0]->log();
+  Http http(urls_[0], daemons_[0]->admin_token());
+  auto submit = [&](const std::string& name) -> int64_t {
+    json job = {{"name", name},
+                {"class", "batch"},
+                {"tenant", "lab/batch"},
+                {"taskGroups", {{{"name", "main"}, {"count", 1}, {"cpu", 1}, {"memory", "1Gi"}}}},
+                {"command", "sleep 600"}};
+    auto r = http.Post("/v1/jobs", job.dump());
+    EXPECT_TRUE(r && r->status == 201) << (r ? r->body : "no answer");
+    return r ? Body(r).value("id", int64_t{0}) : 0;
+  };
+  const int64_t first = submit("before-1"), second = submit("before-2");
+  ASSERT_TRUE(http.Post("/v1/jobs/" + std::to_string(second) + "/cancel", ""));
+  const std::string dump = (dir_ / "tessera.dump").string();
+  std::string out;
+  ASSERT_EQ(testing::RunShell("timeout 60 pg_dump -Fc -d '" + pg_->url() + "' -f " + dump, &out), 0)
+      << out;
+  submit("after-the-dump");
+  EXPECT_EQ(daemons_[0]->Stop(), 0) << daemons_[0]->log();
+  ASSERT_EQ(
+      testing::RunShell("timeout 60 pg_restore --clean -d '" + pg_->url() + "' " + dump, &out), 0)
+      << out;
+  daemons_[0]->Launch();
+  ASSERT_TRUE(daemons_[0]->WaitReady()) << daemons_[0]->log();
+  auto jobs = http.Get("/v1/jobs");
+  ASSERT_TRUE(jobs && jobs->status == 200);
+  std::map<std::string, std::pair<int64_t, std::string>> by_name;  // name -> id, state
+  const json listed = Body(jobs);
+  for (const json& j : listed["items"])
+    by_name[j["name"]] = {j["id"], j["state"]};
+  ASSERT_EQ(by_name.size(), 2u) << jobs->body;
+  EXPECT_EQ(by_name["before-1"].first, first);
+  EXPECT_NE(by_name["before-1"].second, "cancelled");
+  EXPECT_EQ(by_name["before-2"], std::make_pair(second, std::string("cancelled")));
+  EXPECT_EQ(submit("after-the-restore"), second + 1);
+}
+
 TEST_F(HaTest, AStandbyPromotedWhileAgentsRunTasksAdoptsThemAndStartsNoneTwice) {
   daemons_[0]->Launch();
   ASSERT_TRUE(daemons_[0]->WaitReady()) << daemons_[0]->log();

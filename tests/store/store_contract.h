@@ -393,16 +393,26 @@ TYPED_TEST_P(StoreContract, TheActiveJobsResolvedFormsAreReadByIdRangeAndLoadLea
   last = store.LastJobId();
   ASSERT_TRUE(last.ok());
   EXPECT_EQ(*last, 6);
+  auto reader = store.OpenActiveJobReader();
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   std::vector<std::string> rows;
-  Status s =
-      store.ReadActiveJobs(2, 6,
-                           [&](int64_t id, std::string_view state, std::string_view resolved,
-                               std::string_view placement) {
-                             rows.push_back(std::to_string(id) + " " + std::string(state) + " " +
-                                            std::string(resolved) + " " + std::string(placement));
-                           });
+  auto add = [&](int64_t id, std::string_view state, std::string_view resolved,
+                 std::string_view placement) {
+    rows.push_back(std::to_string(id) + " " + std::string(state) + " " + std::string(resolved) +
+                   " " + std::string(placement));
+  };
+  Status s = (*reader)->Read(2, 6, add);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(rows, (std::vector<std::string>{"2 running resolved 2 placement 2",
+                                            "4 placed resolved 4 placement 4"}));
+  // A reader reads chunk after chunk; a second one beside it reads the same.
+  auto beside = store.OpenActiveJobReader();
+  ASSERT_TRUE(beside.ok()) << beside.status().ToString();
+  rows.clear();
+  ASSERT_TRUE((*reader)->Read(1, 1, add).ok());
+  ASSERT_TRUE((*beside)->Read(3, 4, add).ok());
+  ASSERT_TRUE((*reader)->Read(5, 6, add).ok());
+  EXPECT_EQ(rows, (std::vector<std::string>{"1 pending resolved 1 placement 1",
                                             "4 placed resolved 4 placement 4"}));
   StoreSnapshot snap = this->Snapshot();
   ASSERT_EQ(snap.jobs.size(), 6u);
