@@ -122,10 +122,10 @@ JobBook::Page JobBook::Find(const Caller& caller, const JobFilter& f) const {
   return page;
 }
 
-void JobBook::Load(std::vector<StoredJob> rows) {
+void JobBook::Load(StableVector<StoredJob> rows) {
   const size_t ids = rows.empty() ? 0 : static_cast<size_t>(rows.back().id);
-  // Ids without a gap (the rule: a gap is an insert that failed) hand the rows' vector over as
-  // it is, touching no memory again.
+  // Ids without a gap (the rule: a gap is an insert that failed) hand the rows over as they
+  // are, touching no memory again.
   if (rows_.empty() && ids == rows.size()) {
     rows_ = std::move(rows);
   } else {

@@ -87,6 +87,39 @@ void GroupCommit::WriterLoop() {
       queue_.clear();
       waiting_ = 0;
     }
+    if (in_doubt_ > 0) {
+      // The last batch's fate first: its writes at the head of this one go again only if it
+      // did not commit.
+      std::optional<bool> took = CommittedAnyway();
+      if (!took) {
+        for (Pending& p : batch) {
+          if (p.done) {
+            p.done->set_value(Unavailable(name_ + ": the store cannot be reached"));
+          } else {
+            kept.push_back(std::move(p));
+          }
+        }
+        backoff = std::clamp(backoff * 2, std::chrono::milliseconds{50}, kMaxBackoff);
+        MutexLock lock(mu_);
+        if (stopping_) {
+          ReportLoss(Unavailable(name_ + ": the store cannot be reached"),
+                     "shutting down, " + std::to_string(kept.size()) + " writes were not stored");
+          kept.clear();
+          in_doubt_ = 0;
+        }
+        continue;
+      }
+      if (*took) {
+        committed_writes_ += in_doubt_;
+        ++batches_;
+        batch.erase(batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(in_doubt_));
+      }
+      in_doubt_ = 0;
+      if (batch.empty()) {
+        ReportHealth(Status::Ok());
+        continue;
+      }
+    }
     Status status = target_.begin();
     size_t failed_at = batch.size();  // the write that failed, if one did
     for (size_t i = 0; status.ok() && i < batch.size(); ++i) {
@@ -95,6 +128,12 @@ void GroupCommit::WriterLoop() {
     }
     if (status.ok()) status = target_.commit(failed_at);
     if (!status.ok()) target_.rollback();
+    bool doubtful = false;  // the batch may have committed: its kept writes must not go twice
+    if (status.code() == StatusCode::kUnavailable && failed_at == batch.size()) {
+      std::optional<bool> took = CommittedAnyway();
+      if (took == true) status = Status::Ok();  // only the answer was lost: done, not again
+      doubtful = !took.has_value();
+    }
     if (!status.ok() && status.code() != StatusCode::kUnavailable && failed_at < batch.size()) {
       // One write is wrong in itself (a constraint): it alone fails, the rest go again at once.
       Pending bad = std::move(batch[failed_at]);
@@ -121,6 +160,7 @@ void GroupCommit::WriterLoop() {
         kept.push_back(std::move(p));  // the engine's record: kept until the store takes it
       }
     }
+    if (doubtful) in_doubt_ = kept.size();  // they lead `kept`, which was empty
     if (!status.ok()) {
       backoff = std::clamp(backoff * 2, std::chrono::milliseconds{50}, kMaxBackoff);
       MutexLock lock(mu_);
@@ -132,6 +172,21 @@ void GroupCommit::WriterLoop() {
       }
     }
   }
+}
+
+std::optional<bool> GroupCommit::CommittedAnyway() {
+  if (!target_.committed_anyway) return false;
+  std::chrono::milliseconds wait{50};
+  for (int tries = 0; tries < kDoubtTries; ++tries) {
+    if (std::optional<bool> took = target_.committed_anyway()) return *took;
+    MutexLock lock(mu_);
+    const auto until = std::chrono::steady_clock::now() + wait;
+    while (!stopping_ && cv_.wait_until(lock, until) == std::cv_status::no_timeout) {
+    }
+    if (stopping_) break;
+    wait = std::min(wait * 2, kMaxBackoff);
+  }
+  return std::nullopt;
 }
 
 void GroupCommit::ReportHealth(const Status& status) {

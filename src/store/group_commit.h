@@ -34,10 +34,14 @@ class GroupCommit {
   // The transaction a batch runs in: begin, commit, and rollback after a failure. A target that
   // sends the writes without waiting (PostgreSQL's pipeline) learns at commit which write
   // failed: it sets `failed_at` to its index in the batch (left alone: not one write's fault).
+  // A target whose commit can fail without saying whether it took (a connection lost after
+  // COMMIT was sent) answers `committed_anyway` after such a failure: whether that batch
+  // committed after all; nullopt while it cannot tell (none: it always knows).
   struct Target {
     std::function<Status()> begin;
     std::function<Status(size_t& failed_at)> commit;
     std::function<void()> rollback;
+    std::function<std::optional<bool>()> committed_anyway;
   };
 
   // `name` heads the health log's messages ("store PATH").
@@ -72,8 +76,17 @@ class GroupCommit {
   // Tells the health log that writes were lost (`what`), at every loss.
   void ReportLoss(const Status& status, const std::string& what);
 
+  // After a batch failed Unavailable: whether it committed after all, asked of the target
+  // (again, with a backoff, while it cannot tell, at most kDoubtTries times or until stopping);
+  // nullopt: still in doubt.
+  std::optional<bool> CommittedAnyway();
+
   // The longest the writer waits before retrying a failed store.
   static constexpr std::chrono::milliseconds kMaxBackoff{1000};
+  static constexpr int kDoubtTries = 5;
+  // Writer thread only: how many writes at the head of `kept` belong to a batch whose commit
+  // is in doubt (0: none).
+  size_t in_doubt_ = 0;
 
   const std::string name_;
   const Target target_;

@@ -169,6 +169,13 @@ Status MigratePgSchema(Postgres& db) {
         "TEXT NOT NULL, term BIGINT NOT NULL UNIQUE, expires TIMESTAMPTZ NOT NULL, address TEXT "
         "NOT NULL DEFAULT '')");
   }
+  // The last batch the leader committed (its term, its number): what tells a batch whose COMMIT
+  // was answered by a lost connection committed from one that did not (PostgresStore).
+  if (s.ok()) {
+    s = db.Exec(
+        "CREATE TABLE IF NOT EXISTS tessera_commit(id INTEGER PRIMARY KEY CHECK (id = 1), term "
+        "BIGINT NOT NULL, batch BIGINT NOT NULL)");
+  }
   // The fence every write batch of the leader opens with: fails the batch (SQLSTATE TS001) when
   // the term is no longer the caller's, and holds the row FOR KEY SHARE until the batch ends.
   // That lock stops a takeover (it changes the term, a unique column: a key) until the batch

@@ -59,6 +59,9 @@ constexpr std::pair<const char*, const char*> kStatements[] = {
     // until the batch ends, so a takeover waits for the batch, and a batch after a takeover
     // finds another term and fails, with everything sent after it.
     {"fence", "SELECT tessera_fence($1)"},
+    {"mark",
+     "INSERT INTO tessera_commit(id, term, batch) VALUES(1, $1, $2) ON CONFLICT(id) DO UPDATE "
+     "SET term = excluded.term, batch = excluded.batch"},
 };
 
 // Takes the lease when it is free, expired, or already this holder's: the new term.
@@ -112,7 +115,7 @@ std::vector<StoredDecision> DecisionsOf(const PgResult& r) {
 }
 
 // Appends the rows of a query of the jobs' columns as Load reads them.
-void ReadJobs(const PgResult& q, std::vector<StoredJob>& jobs) {
+void ReadJobs(const PgResult& q, StableVector<StoredJob>& jobs) {
   for (int i = 0; i < q.rows(); ++i) {
     StoredJob& j = jobs.emplace_back();
     j.id = q.Int(i, 0);
@@ -202,7 +205,7 @@ PostgresStore::PostgresStore(std::string url, PostgresOptions options, int64_t t
       renewed_ns_(SteadyNs()),
       commits_("store " + writer_db_->name(),
                {[this] { return Begin(); }, [this](size_t& failed_at) { return Commit(failed_at); },
-                [this] { Rollback(); }},
+                [this] { Rollback(); }, [this] { return CommittedAnyway(); }},
                options_.background_delay),
       renewer_([this] { RenewLoop(); }) {}
 
@@ -256,16 +259,19 @@ Status PostgresStore::Begin() {
   // The batch is one pipeline: BEGIN, the fence, the writes (each tagged with its index in the
   // batch: WriteAt), COMMIT; one round trip for them all.
   batch_write_ = -1;
+  commit_sent_ = false;
   db.set_tag(-1);
   if (Status s = db.EnterPipeline(); !s.ok()) return s;
   if (Status s = db.SendSql("BEGIN"); !s.ok()) return s;
-  return db.Send("fence", PgParams().Add(term_));
+  if (Status s = db.Send("fence", PgParams().Add(term_)); !s.ok()) return s;
+  return db.Send("mark", PgParams().Add(term_).Add(++batch_));
 }
 
 Status PostgresStore::Commit(size_t& failed_at) {
   Postgres& db = *writer_db_;
   db.set_tag(-1);
   Status s = db.SendSql("COMMIT");
+  commit_sent_ = s.ok();  // sent by the sync, if at all: from here on it may have taken
   int tag = -1;
   Status synced = db.Sync(&tag);
   if (s.ok()) s = synced;
@@ -276,6 +282,15 @@ Status PostgresStore::Commit(size_t& failed_at) {
     deposed_ = true;  // the fence: another daemon's term
   }
   return s;
+}
+
+std::optional<bool> PostgresStore::CommittedAnyway() {
+  if (!commit_sent_) return false;  // failed before its COMMIT went out
+  Postgres& db = *writer_db_;
+  if (db.Broken() && !db.Reconnect().ok()) return std::nullopt;
+  auto mark = db.Query("SELECT term, batch FROM tessera_commit WHERE id = 1");
+  if (!mark.ok()) return std::nullopt;
+  return mark->rows() == 1 && mark->Int(0, 0) == term_ && mark->Int(0, 1) == batch_;
 }
 
 void PostgresStore::Rollback() {

@@ -132,12 +132,15 @@ class PostgresStore final : public DurableStore {
   std::shared_future<Status> Enqueue(Write w);
   void Post(Write w);
   // The writer's transaction, one pipeline a batch: Begin reconnects a lost connection, then
-  // sends BEGIN and the fence (the term); WriteAt sends a write, tagged with its index in the
-  // batch; Commit sends COMMIT and reads every answer, naming the write that failed.
+  // sends BEGIN, the fence (the term) and the batch's mark (its number in tessera_commit);
+  // WriteAt sends a write, tagged with its index in the batch; Commit sends COMMIT and reads
+  // every answer, naming the write that failed. CommittedAnyway, after a commit that lost its
+  // connection: whether the mark is the batch's (nullopt: the database cannot be reached).
   Status Begin();
   Status WriteAt(const Write& w);
   Status Commit(size_t& failed_at);
   void Rollback();
+  std::optional<bool> CommittedAnyway();
   // The lease's thread: renews it every third of its length until stopped or deposed.
   void RenewLoop();
   void Tell(bool degraded, const std::string& message);
@@ -149,7 +152,9 @@ class PostgresStore final : public DurableStore {
   std::unique_ptr<Postgres> reader_db_;  // under read_mu_
   std::unique_ptr<Postgres> lease_db_;   // the renewing thread's
   mutable Mutex read_mu_;
-  int batch_write_ = -1;  // the writer thread's: the index of the write being sent
+  int batch_write_ = -1;      // the writer thread's: the index of the write being sent
+  int64_t batch_ = 0;         // the writer thread's: the number of the batch begun last
+  bool commit_sent_ = false;  // the writer thread's: its COMMIT went out
 
   Mutex lease_mu_;
   CondVar lease_cv_;

@@ -8,6 +8,7 @@
 
 #include "common/clock.h"
 #include "common/quantity.h"
+#include "common/stable_vector.h"
 
 namespace tessera {
 
@@ -156,7 +157,7 @@ struct StoredService {
 
 // Everything the daemon rebuilds its state from on start.
 struct StoreSnapshot {
-  std::vector<StoredJob> jobs;  // by id
+  StableVector<StoredJob> jobs;  // by id (handed to the daemon's book as it is)
   std::vector<Principal> principals;
   std::vector<StoredToken> tokens;
   std::vector<NodeFlags> nodes;

@@ -168,7 +168,8 @@ SqliteStore::SqliteStore(StoreLock lock, std::unique_ptr<Sqlite> writer,
       commits_("store " + writer_db_->path(),
                {[db = writer_db_.get()] { return db->Exec("BEGIN IMMEDIATE"); },
                 [db = writer_db_.get()](size_t&) { return db->Exec("COMMIT"); },
-                [db = writer_db_.get()] { (void)db->Exec("ROLLBACK"); }},
+                [db = writer_db_.get()] { (void)db->Exec("ROLLBACK"); },
+                {}},  // a local file: a commit's outcome is never in doubt
                options.background_delay) {}
 
 SqliteStore::~SqliteStore() = default;

@@ -19,6 +19,7 @@
 #include "store/schema.h"
 #include "store/store_contract.h"
 #include "testutil/postgres_server.h"
+#include "testutil/tcp_proxy.h"
 
 namespace tessera {
 namespace {
@@ -226,6 +227,34 @@ TEST_F(DurablePostgresStoreTest, ACrashOfTheDatabaseLosesNothingAcknowledged) {
   ASSERT_GE(healthy.size(), 2u);
   EXPECT_FALSE(healthy.front());
   EXPECT_TRUE(healthy.back());
+}
+
+// A batch whose COMMIT took but whose answer was lost (the connection cut right after it was
+// sent): the store asks the database (each batch marks tessera_commit with its number) and
+// counts it done, rather than failing a submission that is stored or writing a decision twice.
+TEST_F(PostgresStoreTest, ABatchWhoseCommitAnswerIsLostIsNeitherFailedNorWrittenTwice) {
+  testing::TcpProxy proxy(server_.port());
+  ASSERT_GT(proxy.port(), 0);
+  std::string url = server_.url();
+  url.replace(url.rfind(':' + std::to_string(server_.port())),
+              std::to_string(server_.port()).size() + 1, ':' + std::to_string(proxy.port()));
+  PostgresOptions o;
+  o.holder = "daemon a";
+  auto store = PostgresStore::Open(url, o);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  PostgresStore& a = **store;
+  ASSERT_TRUE(a.InsertJob(JobNamed(1, "before")).get().ok());
+  proxy.LoseTheAnswerTo("COMMIT");
+  a.AppendDecision({0, 7, "start", 1, "once", "{}"});
+  Status lost = a.InsertJob(JobNamed(2, "answer lost")).get();
+  EXPECT_EQ(proxy.lost(), 1);
+  EXPECT_TRUE(lost.ok()) << lost.ToString();
+  ASSERT_TRUE(a.InsertJob(JobNamed(3, "after")).get().ok());
+  ASSERT_TRUE(a.Flush().get().ok());
+  EXPECT_EQ(server_.Sql("SELECT string_agg(name, ',' ORDER BY id) FROM jobs"),
+            "before,answer lost,after");
+  EXPECT_EQ(server_.Sql("SELECT COUNT(*) FROM decisions"), "1");
+  EXPECT_FALSE(a.degraded());
 }
 
 TEST_F(PostgresStoreTest, ADatabaseOfAnotherProgramOrANewerSchemaIsRefused) {

@@ -139,16 +139,19 @@ TEST(JobBook, PagesAreNewestFirstBelowTheCursorAndCountEveryMatch) {
 }
 
 TEST(JobBook, LoadKeepsGapsAsHiddenRowsAndIndexesNamesAndKeys) {
-  std::vector<StoredJob> stored;
-  for (int64_t id : {1, 2, 5}) {
-    StoredJob row = Submission("j" + std::to_string(id), "org/ml", "alice", id == 5 ? "k" : "");
-    row.id = id;
-    row.state = "running";
-    row.restarts = static_cast<int32_t>(id);
-    stored.push_back(row);
-  }
+  auto stored = [](std::vector<int64_t> ids) {
+    StableVector<StoredJob> rows;
+    for (int64_t id : ids) {
+      StoredJob row = Submission("j" + std::to_string(id), "org/ml", "alice", id == 5 ? "k" : "");
+      row.id = id;
+      row.state = "running";
+      row.restarts = static_cast<int32_t>(id);
+      rows.push_back(row);
+    }
+    return rows;
+  };
   JobBook book;
-  book.Load(stored);
+  book.Load(stored({1, 2, 5}));
   book.IndexNames();
   EXPECT_EQ(book.size(), 5u);
   EXPECT_EQ(book.jobs(), 3u);
@@ -161,8 +164,7 @@ TEST(JobBook, LoadKeepsGapsAsHiddenRowsAndIndexesNamesAndKeys) {
   EXPECT_EQ(Add(book, Submission("next", "org/ml")), 6);
 
   JobBook dense;
-  stored.pop_back();
-  dense.Load(stored);
+  dense.Load(stored({1, 2}));
   EXPECT_EQ(dense.jobs(), 2u);
 }
 

@@ -41,7 +41,7 @@ class StoreContract : public ::testing::Test {
   StoreSnapshot Snapshot() {
     auto snap = store_->Load();
     EXPECT_TRUE(snap.ok()) << snap.status().ToString();
-    return snap.ok() ? *snap : StoreSnapshot{};
+    return snap.ok() ? std::move(*snap) : StoreSnapshot{};
   }
 
  private:
