@@ -22,32 +22,40 @@ GroupCommit::~GroupCommit() {
   writer_.join();
 }
 
-bool GroupCommit::Push(Pending p) {
+bool GroupCommit::Push(Pending p, std::deque<Pending>& to) {
   const bool waited_for = p.done.has_value();
   waiting_ += waited_for ? 1 : 0;
-  queue_.push_back(std::move(p));
-  // A writer that saw a non-empty queue has been woken already, or is writing and takes the
+  to.push_back(std::move(p));
+  // A writer that saw a write queued has been woken already, or is writing and takes the
   // queue when done; one that lingers over writes nobody waits for is woken by one that is.
-  return queue_.size() == 1 || (waited_for && lingering_);
+  return first_.size() + queue_.size() == 1 || (waited_for && lingering_);
 }
 
-std::shared_future<Status> GroupCommit::Enqueue(Write w) {
+std::shared_future<Status> GroupCommit::Waited(Write w, bool first) {
   Pending p{std::move(w), std::promise<Status>()};
   std::shared_future<Status> f = p.done->get_future().share();
   bool wake;
   {
     MutexLock lock(mu_);
-    wake = Push(std::move(p));
+    wake = Push(std::move(p), first ? first_ : queue_);
   }
   if (wake) cv_.notify_one();
   return f;
+}
+
+std::shared_future<Status> GroupCommit::Enqueue(Write w) {
+  return Waited(std::move(w), false);
+}
+
+std::shared_future<Status> GroupCommit::EnqueueFirst(Write w) {
+  return Waited(std::move(w), true);
 }
 
 void GroupCommit::Post(Write w) {
   bool wake;
   {
     MutexLock lock(mu_);
-    wake = Push({std::move(w), std::nullopt});
+    wake = Push({std::move(w), std::nullopt}, queue_);
   }
   if (wake) cv_.notify_one();
 }
@@ -68,10 +76,10 @@ void GroupCommit::WriterLoop() {
                cv_.wait_until(lock, until) == std::cv_status::no_timeout) {
         }
       } else {
-        while (!stopping_ && queue_.empty())
+        while (!stopping_ && first_.empty() && queue_.empty())
           cv_.wait(lock);
-        if (queue_.empty()) return;  // stopping, everything written
-        if (waiting_ == 0) {
+        if (first_.empty() && queue_.empty()) return;  // stopping, everything written
+        if (waiting_ == 0 && queue_.size() < kMaxBatch) {
           // Nobody waits for these: give them company for a while (fewer syncs).
           lingering_ = true;
           const auto until = std::chrono::steady_clock::now() + background_delay_;
@@ -82,10 +90,18 @@ void GroupCommit::WriterLoop() {
         }
       }
       batch.swap(kept);
-      for (Pending& p : queue_)
+      auto take = [&](Pending& p) REQUIRES(mu_) {
+        waiting_ -= p.done ? 1 : 0;
         batch.push_back(std::move(p));
-      queue_.clear();
-      waiting_ = 0;
+      };
+      for (Pending& p : first_)
+        take(p);
+      first_.clear();
+      // Up to kMaxBatch of the queue, in order; the rest goes in the next batch at once.
+      size_t taken = 0;
+      for (; taken < queue_.size() && batch.size() < kMaxBatch; ++taken)
+        take(queue_[taken]);
+      queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(taken));
     }
     if (in_doubt_ > 0) {
       // The last batch's fate first: its writes at the head of this one go again only if it

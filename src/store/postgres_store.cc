@@ -349,8 +349,9 @@ void PostgresStore::SetHealthLog(std::function<void(bool, const std::string&)> l
   health_log_ = std::move(log);
 }
 
-std::shared_future<Status> PostgresStore::Enqueue(Write w) {
-  return commits_.Enqueue([this, w = std::move(w)] { return WriteAt(w); });
+std::shared_future<Status> PostgresStore::Enqueue(Write w, bool first) {
+  GroupCommit::Write write = [this, w = std::move(w)] { return WriteAt(w); };
+  return first ? commits_.EnqueueFirst(std::move(write)) : commits_.Enqueue(std::move(write));
 }
 
 void PostgresStore::Post(Write w) {
@@ -358,18 +359,20 @@ void PostgresStore::Post(Write w) {
 }
 
 std::shared_future<Status> PostgresStore::InsertJob(StoredJob j) {
-  return Enqueue([j = std::move(j)](Postgres& db) {
-    PgParams p;
-    p.Add(j.id).Add(j.name).Add(j.tenant).Add(j.body);
-    if (j.idempotency_key.empty()) {
-      p.AddNull();
-    } else {
-      p.Add(j.idempotency_key);
-    }
-    p.Add(j.principal).Add(j.submitted).Add(j.state).Add(j.reason).Add(j.detail);
-    p.Add(j.job_class).Add(j.resolved);
-    return db.Send("insert_job", p);
-  });
+  return Enqueue(
+      [j = std::move(j)](Postgres& db) {
+        PgParams p;
+        p.Add(j.id).Add(j.name).Add(j.tenant).Add(j.body);
+        if (j.idempotency_key.empty()) {
+          p.AddNull();
+        } else {
+          p.Add(j.idempotency_key);
+        }
+        p.Add(j.principal).Add(j.submitted).Add(j.state).Add(j.reason).Add(j.detail);
+        p.Add(j.job_class).Add(j.resolved);
+        return db.Send("insert_job", p);
+      },
+      /*first=*/true);
 }
 
 namespace {

@@ -129,7 +129,8 @@ class PostgresStore final : public DurableStore {
   PostgresStore(std::string url, PostgresOptions options, int64_t term,
                 std::unique_ptr<Postgres> writer, std::unique_ptr<Postgres> reader,
                 std::unique_ptr<Postgres> lease);
-  std::shared_future<Status> Enqueue(Write w);
+  // `first`: GroupCommit::EnqueueFirst (a new job's insert).
+  std::shared_future<Status> Enqueue(Write w, bool first = false);
   void Post(Write w);
   // The writer's transaction, one pipeline a batch: Begin reconnects a lost connection, then
   // sends BEGIN, the fence (the term) and the batch's mark (its number in tessera_commit);

@@ -174,8 +174,9 @@ SqliteStore::SqliteStore(StoreLock lock, std::unique_ptr<Sqlite> writer,
 
 SqliteStore::~SqliteStore() = default;
 
-std::shared_future<Status> SqliteStore::Enqueue(Write w) {
-  return commits_.Enqueue([st = statements_.get(), w = std::move(w)] { return w(*st); });
+std::shared_future<Status> SqliteStore::Enqueue(Write w, bool first) {
+  GroupCommit::Write write = [st = statements_.get(), w = std::move(w)] { return w(*st); };
+  return first ? commits_.EnqueueFirst(std::move(write)) : commits_.Enqueue(std::move(write));
 }
 
 void SqliteStore::Post(Write w) {
@@ -187,17 +188,19 @@ void SqliteStore::SetHealthLog(std::function<void(bool, const std::string&)> log
 }
 
 std::shared_future<Status> SqliteStore::InsertJob(StoredJob j) {
-  return Enqueue([j = std::move(j)](Statements& st) {
-    st.insert_job.Bind(1, j.id).Bind(2, j.name).Bind(3, j.tenant).Bind(4, j.body);
-    if (j.idempotency_key.empty()) {
-      st.insert_job.BindNull(5);
-    } else {
-      st.insert_job.Bind(5, j.idempotency_key);
-    }
-    st.insert_job.Bind(6, j.principal).Bind(7, j.submitted).Bind(8, j.state).Bind(9, j.reason);
-    st.insert_job.Bind(10, j.detail).Bind(11, j.job_class).Bind(12, j.resolved);
-    return st.insert_job.Run();
-  });
+  return Enqueue(
+      [j = std::move(j)](Statements& st) {
+        st.insert_job.Bind(1, j.id).Bind(2, j.name).Bind(3, j.tenant).Bind(4, j.body);
+        if (j.idempotency_key.empty()) {
+          st.insert_job.BindNull(5);
+        } else {
+          st.insert_job.Bind(5, j.idempotency_key);
+        }
+        st.insert_job.Bind(6, j.principal).Bind(7, j.submitted).Bind(8, j.state).Bind(9, j.reason);
+        st.insert_job.Bind(10, j.detail).Bind(11, j.job_class).Bind(12, j.resolved);
+        return st.insert_job.Run();
+      },
+      /*first=*/true);
 }
 
 namespace {

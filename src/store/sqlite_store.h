@@ -92,7 +92,8 @@ class SqliteStore final : public DurableStore {
   SqliteStore(StoreLock lock, std::unique_ptr<Sqlite> writer, std::unique_ptr<Sqlite> reader,
               std::unique_ptr<Statements> statements, StoreOptions options);
   // A write the caller waits for, and one nobody waits for (the engine's thread's).
-  std::shared_future<Status> Enqueue(Write w);
+  // `first`: GroupCommit::EnqueueFirst (a new job's insert).
+  std::shared_future<Status> Enqueue(Write w, bool first = false);
   void Post(Write w);
 
   StoreLock lock_;

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "testutil/daemon_process.h"
+#include "testutil/postgres_server.h"
 #include "testutil/run_tessera.h"
 #include "testutil/serve_client.h"
 #include "testutil/slurm_cluster.h"
@@ -50,8 +51,9 @@ std::string HeteroFleet(const SlurmCluster& slurm) {
 class SlurmTest : public ::testing::Test {
  protected:
   // `clusters`: how many of east and west (1 = east only). `hetero`: east only, its first node
-  // of slow K80s and its second of fast V100s, under the hetero policy.
-  void Start(int clusters, bool hetero = false) {
+  // of slow K80s and its second of fast V100s, under the hetero policy. `store`: the daemon's
+  // --store (default: SQLite in its folder).
+  void Start(int clusters, bool hetero = false, const std::string& store = "") {
     dir_ = FreshDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
     const int base = testing::SlurmPortBase();
     const char* names[] = {"east", "west"};
@@ -93,6 +95,10 @@ class SlurmTest : public ::testing::Test {
     }
     f.close();
     daemon_ = std::make_unique<DaemonProcess>(dir_ / "daemon", (dir_ / "config").string());
+    if (!store.empty()) {
+      daemon_->set_store(store);
+      daemon_->set_extra_args({"--lease", "2s"});
+    }
     ASSERT_TRUE(daemon_->Start()) << daemon_->log();
     admin_ = std::make_unique<Http>(daemon_->url(), daemon_->admin_token());
   }
@@ -377,6 +383,34 @@ TEST_F(SlurmTest, ADaemonKilledWhileSlurmRunsItsJobsAdoptsThem) {
   // One Slurm job ran the run: it was adopted, not submitted again.
   EXPECT_EQ(slurm_[0]->Run("squeue --states=all -h -o %j"),
             "tessera-" + std::to_string(id) + "-0\n");
+}
+
+// Two daemons on one PostgreSQL store (docs/operations.md, HA): the leader killed while Slurm
+// runs its gang; the standby takes over, adopts the Slurm job and submits nothing again.
+TEST_F(SlurmTest, AStandbyPromotedWhileSlurmRunsTheLeadersJobAdoptsIt) {
+  testing::PostgresServer pg(FreshDir("slurm-ha-pg"), /*durable=*/true);  // removed with it
+  std::string error;
+  ASSERT_TRUE(pg.Up(&error)) << error;
+  Start(1, false, pg.url());
+  DaemonProcess standby(dir_ / "standby", (dir_ / "config").string(), daemon_->admin_token());
+  standby.set_store(pg.url());
+  standby.set_extra_args({"--lease", "2s"});
+  standby.Launch();
+  int64_t id = Submit(Job("steady", "training", 2, 2, std::string(kPrint) + "; sleep 4"));
+  json running = WaitFor("/v1/jobs/" + std::to_string(id),
+                         [](const json& j) { return j["state"] == "running"; });
+  ASSERT_EQ(running["state"], "running");
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  daemon_->Kill9();
+  ASSERT_TRUE(standby.WaitReady(30)) << standby.log();
+  admin_ = std::make_unique<Http>(standby.url(), standby.admin_token());
+  json done = WaitForState(id, "succeeded");
+  ASSERT_EQ(done["state"], "succeeded") << done.dump() << standby.log();
+  EXPECT_EQ(done["restarts"], 0);
+  EXPECT_EQ(slurm_[0]->Run("squeue --states=all -h -o %j"),
+            "tessera-" + std::to_string(id) + "-0\n");
+  EXPECT_NE(standby.log().find("\"msg\":\"leading\""), std::string::npos) << standby.log();
+  standby.Stop();
 }
 
 // scripts/multi-cluster, as the README and docs/operations.md give it: two Slurm clusters and
