@@ -7,7 +7,9 @@
 // With --jobs, it stops after N submissions (or at the time limit, whichever comes first).
 // With --rate, submissions are paced at R a second in all (the k-th is due at k/R s, taken by
 // whichever connection is free); a submission's latency counts from when it was due, so that a
-// server that falls behind shows it in the percentiles (no coordinated omission).
+// server that falls behind shows it in the percentiles (no coordinated omission). "stalls"
+// lists the seconds (from "started_ms", the Unix time of the start, to line them up with a
+// server's or a database's log) whose slowest submission took over 100 ms.
 #include <httplib.h>
 
 #include <algorithm>
@@ -75,10 +77,14 @@ int main(int argc, char** argv) {
   auto deadline = Clock::now() + std::chrono::duration<double>(a.seconds);
   std::mutex mu;
   std::vector<double> latencies_ms;
+  std::vector<double> slowest_ms;  // by second of the run (when each submission was due)
   std::atomic<int64_t> errors{0};
   std::atomic<int64_t> claimed{0};  // submissions begun, against --jobs and --rate
   std::vector<std::thread> threads;
   auto t0 = Clock::now();
+  const auto started_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
   // When the k-th submission is due (--rate), or now (unpaced).
   auto due = [&](int64_t k) {
     if (a.rate <= 0) return Clock::now();
@@ -93,6 +99,7 @@ int main(int argc, char** argv) {
       client.set_read_timeout(60);
       httplib::Headers headers = {{"Authorization", "Bearer " + a.token}};
       std::vector<double> mine;
+      std::vector<std::pair<size_t, double>> when;  // second of the run, latency
       for (int i = 0; Clock::now() < deadline; ++i) {
         const int64_t k = claimed++;
         if (a.jobs != 0 && k >= a.jobs) break;
@@ -120,9 +127,14 @@ int main(int argc, char** argv) {
           continue;
         }
         mine.push_back(ms);
+        when.emplace_back(static_cast<size_t>(std::chrono::duration<double>(s - t0).count()), ms);
       }
       std::lock_guard<std::mutex> lock(mu);
       latencies_ms.insert(latencies_ms.end(), mine.begin(), mine.end());
+      for (const auto& [second, ms] : when) {
+        if (slowest_ms.size() <= second) slowest_ms.resize(second + 1, 0);
+        slowest_ms[second] = std::max(slowest_ms[second], ms);
+      }
     });
   }
   for (auto& t : threads)
@@ -137,7 +149,13 @@ int main(int argc, char** argv) {
                                 {"per_second", std::round(static_cast<double>(n) / elapsed)},
                                 {"p50_ms", std::round(Percentile(latencies_ms, 0.50) * 100) / 100},
                                 {"p99_ms", std::round(Percentile(latencies_ms, 0.99) * 100) / 100},
-                                {"max_ms", std::round(Percentile(latencies_ms, 1.0) * 100) / 100}};
+                                {"max_ms", std::round(Percentile(latencies_ms, 1.0) * 100) / 100},
+                                {"started_ms", started_ms}};
+  nlohmann::json stalls = nlohmann::json::array();
+  for (size_t second = 0; second < slowest_ms.size(); ++second) {
+    if (slowest_ms[second] > 100) stalls.push_back({second, std::round(slowest_ms[second])});
+  }
+  out["stalls"] = stalls;
   std::printf("%s\n", out.dump().c_str());
   return errors > 0 ? 1 : 0;
 }
