@@ -108,21 +108,8 @@ void GroupCommit::WriterLoop() {
       // did not commit.
       std::optional<bool> took = CommittedAnyway();
       if (!took) {
-        for (Pending& p : batch) {
-          if (p.done) {
-            p.done->set_value(Unavailable(name_ + ": the store cannot be reached"));
-          } else {
-            kept.push_back(std::move(p));
-          }
-        }
-        backoff = std::clamp(backoff * 2, std::chrono::milliseconds{50}, kMaxBackoff);
-        MutexLock lock(mu_);
-        if (stopping_) {
-          ReportLoss(Unavailable(name_ + ": the store cannot be reached"),
-                     "shutting down, " + std::to_string(kept.size()) + " writes were not stored");
-          kept.clear();
-          in_doubt_ = 0;
-        }
+        // Still in doubt: `kept` is led by the same writes again.
+        Fail(batch, Unavailable(name_ + ": the store cannot be reached"), false, kept, backoff);
         continue;
       }
       if (*took) {
@@ -163,30 +150,38 @@ void GroupCommit::WriterLoop() {
       backoff = std::chrono::milliseconds{0};
       continue;
     }
-    if (status.ok()) {
-      committed_writes_ += batch.size();
-      ++batches_;
-      backoff = std::chrono::milliseconds{0};
+    if (!status.ok()) {
+      Fail(batch, status, doubtful, kept, backoff);
+      continue;
     }
+    committed_writes_ += batch.size();
+    ++batches_;
+    backoff = std::chrono::milliseconds{0};
     ReportHealth(status);
     for (Pending& p : batch) {
-      if (p.done) {
-        p.done->set_value(status);
-      } else if (!status.ok()) {
-        kept.push_back(std::move(p));  // the engine's record: kept until the store takes it
-      }
+      if (p.done) p.done->set_value(status);
     }
-    if (doubtful) in_doubt_ = kept.size();  // they lead `kept`, which was empty
-    if (!status.ok()) {
-      backoff = std::clamp(backoff * 2, std::chrono::milliseconds{50}, kMaxBackoff);
-      MutexLock lock(mu_);
-      if (stopping_) {
-        // Shutting down with a store that fails: what is kept is lost, and said so.
-        ReportLoss(status,
-                   "shutting down, " + std::to_string(kept.size()) + " writes were not stored");
-        kept.clear();
-      }
+  }
+}
+
+void GroupCommit::Fail(std::deque<Pending>& batch, const Status& status, bool doubtful,
+                       std::deque<Pending>& kept, std::chrono::milliseconds& backoff) {
+  ReportHealth(status);
+  for (Pending& p : batch) {
+    if (p.done) {
+      p.done->set_value(status);
+    } else {
+      kept.push_back(std::move(p));  // the engine's record: kept until the store takes it
     }
+  }
+  if (doubtful) in_doubt_ = kept.size();  // they lead `kept`, which was empty
+  backoff = std::clamp(backoff * 2, std::chrono::milliseconds{50}, kMaxBackoff);
+  MutexLock lock(mu_);
+  if (stopping_) {
+    // Shutting down with a store that fails: what is kept is lost, and said so.
+    ReportLoss(status, "shutting down, " + std::to_string(kept.size()) + " writes were not stored");
+    kept.clear();
+    in_doubt_ = 0;
   }
 }
 

@@ -82,6 +82,11 @@ class GroupCommit {
   // Tells the health log that writes were lost (`what`), at every loss.
   void ReportLoss(const Status& status, const std::string& what);
 
+  // A batch that did not commit (or may have: `doubtful`): its callers are told `status`, the
+  // writes nobody waits for are kept (in order, after what `kept` holds), the backoff grows; a
+  // store shutting down loses what is kept, and says so.
+  void Fail(std::deque<Pending>& batch, const Status& status, bool doubtful,
+            std::deque<Pending>& kept, std::chrono::milliseconds& backoff);
   // After a batch failed Unavailable: whether it committed after all, asked of the target
   // (again, with a backoff, while it cannot tell, at most kDoubtTries times or until stopping);
   // nullopt: still in doubt.

@@ -110,8 +110,8 @@ Result<std::unique_ptr<Postgres>> Postgres::Connect(const std::string& url,
     values.push_back(v);
   }
   if (!own_options) {
-    // The store's statements are short: compiling one (PostgreSQL's JIT, on above a cost a
-    // restart's reads pass) costs more than it saves.
+    // The store's statements are short; PostgreSQL's JIT is for long analytical queries (a
+    // restart's profile showed its LLVM being loaded into the readers' server processes).
     keys.push_back("options");
     values.push_back("-c jit=off");
   }
