@@ -65,10 +65,10 @@ const runs = @DATA@;
 const names = runs.map(r => r.policy);
 const fmt = v => v == null ? "-" : (typeof v === "number" ? v.toLocaleString("en") : v);
 const stat = (r, k, s) => (r.metrics[k] && r.metrics[k][s] != null) ? r.metrics[k][s] : null;
-const rows = [["policy","completed","mean JCT s","p95 JCT s","mean queue s","GPU alloc","makespan s","preemptions","lost GPU-h","fairness"]]
+const rows = [["policy","completed","mean JCT s","p95 JCT s","mean queue s","GPU alloc","makespan s","preemptions","per job","lost GPU-h","fairness"]]
   .concat(runs.map(r => [r.policy, r.metrics.jobs.completed, stat(r,"jct_s","mean"), stat(r,"jct_s","p95"),
     stat(r,"queue_s","mean"), r.metrics.gpu_alloc_ratio.mean, r.metrics.makespan_s, r.metrics.preemptions,
-    r.metrics.lost_gpu_hours, r.metrics.fairness.value]));
+    r.metrics.preemptions_per_job, r.metrics.lost_gpu_hours, r.metrics.fairness.value]));
 document.getElementById("summary").innerHTML = rows.map((row, i) =>
   "<tr>" + row.map(c => i ? "<td>" + fmt(c) + "</td>" : "<th>" + c + "</th>").join("") + "</tr>").join("");
 const palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
@@ -115,14 +115,16 @@ function lines(id, column, yname) {
 }
 lines("alloc", "alloc_ratio", "allocated / healthy");
 lines("pending", "pending_jobs", "jobs");
-const tenantRows = [["tenant", "policy", "completed", "mean JCT s", "p95 JCT s", "mean queue s",
-                     "mean slowdown", "GPU-h"]];
+const queueClasses = ["training", "finetune", "batch", "eval"];
+const tenantRows = [["tenant", "policy", "completed", "mean JCT s", "p95 JCT s", "mean queue s"]
+  .concat(queueClasses.map(c => "queue s: " + c), ["mean slowdown", "GPU-h"])];
 const tenantNames = [...new Set(runs.flatMap(r => Object.keys(r.metrics.per_tenant)))].sort();
 for (const t of tenantNames) for (const r of runs) {
   const m = r.metrics.per_tenant[t];
   if (!m) continue;
-  tenantRows.push([t, r.policy, m.completed, m.jct_s.mean, m.jct_s.p95, m.queue_s.mean,
-                   m.mean_slowdown, m.gpu_hours]);
+  const byClass = m.queue_s_by_class || {};
+  tenantRows.push([t, r.policy, m.completed, m.jct_s.mean, m.jct_s.p95, m.queue_s.mean]
+    .concat(queueClasses.map(c => byClass[c] ? byClass[c].mean : null), [m.mean_slowdown, m.gpu_hours]));
 }
 document.getElementById("tenants").innerHTML = tenantRows.map((row, i) =>
   "<tr>" + row.map(c => i ? "<td>" + fmt(c) + "</td>" : "<th>" + c + "</th>").join("") + "</tr>").join("");

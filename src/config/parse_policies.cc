@@ -188,6 +188,7 @@ void ParseScheduler(YamlMap& m) {
   SchedulerSettings& s = b.spec.scheduler;
   s.ordering = m.Enum("ordering", SchedulingPolicyNames()).value_or("");
   s.placement = m.Enum("placement", BuiltinScorerNames()).value_or("");
+  s.restart_cost = m.Duration("restartCost").value_or(kDefaultRestartCost);
 }
 
 void ParsePolicyRule(YamlMap& m, size_t pi) {

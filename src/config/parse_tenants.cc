@@ -46,6 +46,7 @@ void ParsePriorityClass(YamlMap& m, PriorityClass& out) {
   out.name = m.Str("name", Need::kRequired).value_or("");
   out.value = static_cast<int32_t>(m.Int("value", -1000000, 1000000, Need::kRequired).value_or(0));
   out.preemptible = m.Bool("preemptible").value_or(false);
+  out.min_run = m.Duration("minRunTime");
 }
 
 std::optional<RunAs> ParseRunAs(YamlMap& m) {

@@ -82,6 +82,7 @@ JobId Engine::Submit(Job job, TimeMs at) {
   const PriorityClass* pc = spec_.FindPriority(job.priority);
   j.priority = pc ? pc->value : 0;
   j.preemptible = job.preemptible.value_or(pc ? pc->preemptible : true);
+  j.min_run = pc ? pc->min_run_or_default() : kDefaultMinRunTime;
   JobStanding standing;
   standing.priority = j.priority;
   standing.holds = holds_.OwnedBy(job);
@@ -381,7 +382,10 @@ void Engine::Handle(const Event& e) {
       return;
     }
     case EventKind::kTick:
-      tick_at_.reset();
+      // Only the quantum's own tick ends it: a burst's, a budget's or a victim's coming of age
+      // posts ticks too, and the quantum's tick is still queued then (a second chain of
+      // quantum ticks would follow, then more).
+      if (tick_at_ && *tick_at_ <= e.time) tick_at_.reset();
       dirty_ = true;
       return;
     case EventKind::kUtilization: {
@@ -414,6 +418,13 @@ void Engine::Cycle() {
   if (pending_count_ > 0) PlacePending(cs);
   if (!growing_.empty()) GrowElastic(cs);
   if (ordering_.speed_aware() && !cs.blocked) MigrateToFasterModels(cs);
+  // Victims too young to be preempted (minRunTime): look again when the first comes of age,
+  // should nothing else happen before.
+  if (cs.protected_until != kNever &&
+      (protect_tick_ <= cs.now || cs.protected_until < protect_tick_)) {
+    protect_tick_ = cs.protected_until;
+    PostAt(EventKind::kTick, protect_tick_, {}, 0);
+  }
 }
 
 void Engine::Enqueue(JobRecord& j, TimeMs now) {

@@ -90,6 +90,11 @@ struct EngineCounters {
   uint64_t migrations = 0;  // runs moved to faster device models (heterogeneity-aware)
   uint64_t growths = 0;     // elastic runs that took more tasks
   uint64_t shrinks = 0;     // elastic runs shrunk to their minimum for a preemptor
+  // Preemptions found but not made: the preemptor's gain did not pay for the victims' cost
+  // (sched/preemption_cost.h).
+  uint64_t preemptions_declined = 0;
+  // Preemptions put off until the victims' next checkpoints (cheaper than their lost work).
+  uint64_t preemptions_deferred = 0;
 };
 
 // The scorers the configuration's weights rules name (`placement`), by name: a job that such a
@@ -208,9 +213,21 @@ class Engine final : public EventSink {
   // the third, the reservation holds whose borrowers an owner takes its devices back from.
   bool PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_t holds = 0);
   // The running jobs PreemptFor may stop for `j` on `mask` (unranked).
+  // Runs that would be victims but for their age (their class's minRunTime) are left out;
+  // `protected_until` is lowered to the time the first of them comes of age.
   std::vector<VictimCandidate> VictimCandidates(const JobRecord& j, const Compiled& c,
                                                 ModelMask mask, ModelMask reclaim, uint64_t holds,
-                                                TimeMs now) const;
+                                                TimeMs now, TimeMs& protected_until) const;
+  // What stopping `v` now costs (sched/preemption_cost.h).
+  double StopCostOf(const JobRecord& v, TimeMs now) const;
+  // When to stop the victims `chosen` of `candidates` for `j` on `placed`: `now`; later, at
+  // their next checkpoints, when the preemptor's wait for them costs less than the work they
+  // would lose; or never (kNever) when, preempting by class, the wait it avoids (given
+  // `shadow`: when it could start without them) does not pay for their cost. No shadow: a
+  // preemption that is owed (a quota's reclaim, a reservation's hold) whatever it costs.
+  TimeMs PreemptionTime(const JobRecord& j, const GangResult& placed, std::optional<TimeMs> shadow,
+                        const std::vector<VictimCandidate>& candidates,
+                        const std::vector<size_t>& chosen, TimeMs now) const;
   // Of the candidates `released` (their placements `saved` before each release) that let
   // `placed` start, the ones it needs (their indices); the others take their devices back.
   std::vector<size_t> KeepNeededVictims(const JobRecord& j, const Compiled& c,
@@ -397,7 +414,8 @@ class Engine final : public EventSink {
   CostLedger ledger_;
   DeviceHolds holds_;
   ReplicaSpread spread_;
-  TimeMs budget_tick_ = 0;  // the midnight a tick is posted for (jobs wait for budget)
+  TimeMs budget_tick_ = 0;   // the midnight a tick is posted for (jobs wait for budget)
+  TimeMs protect_tick_ = 0;  // the time a tick is posted for (victims come of age)
   ShapeTable shapes_;
 
   EventQueue events_;

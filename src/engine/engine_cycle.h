@@ -55,6 +55,9 @@ struct Engine::CycleState {
   std::set<uint32_t> stopped;                     // jobs preempted in this cycle
   int32_t preemptions_failed = 0;                 // searches for victims that found none
   std::set<std::vector<uint32_t>> no_victims[2];  // as `refused`: preemption found no room
+  // The earliest time a running job passed over as a victim only for its age (its class's
+  // minRunTime) may be preempted.
+  TimeMs protected_until = kNever;
 
   // The refusal that applies to a job of this signature that has `left` to run: its own
   // kind's, or (while elastic clusters are closed to it) a bursting job's. A budget refusal

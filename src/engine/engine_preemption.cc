@@ -14,6 +14,7 @@
 #include "sched/constraints.h"
 #include "sched/fleet_view.h"
 #include "sched/policy_match.h"
+#include "sched/preemption_cost.h"
 
 namespace tessera {
 
@@ -156,18 +157,60 @@ bool Engine::CouldMakeRoom(const JobRecord& j, const Compiled& c, ModelMask mask
   return RoomInScope(j, c, room.whole != 0 ? room.whole : mask, now, &freed);
 }
 
+double Engine::StopCostOf(const JobRecord& v, TimeMs now) const {
+  return StopCost({v.run_milli, LostSinceCheckpoint(v.last_start, now, v.job.checkpoint_interval),
+                   spec_.scheduler.restart_cost, v.preemptions});
+}
+
+TimeMs Engine::PreemptionTime(const JobRecord& j, const GangResult& placed,
+                              std::optional<TimeMs> shadow,
+                              const std::vector<VictimCandidate>& candidates,
+                              const std::vector<size_t>& chosen, TimeMs now) const {
+  if (chosen.empty()) return now;
+  double cost = 0;
+  int32_t highest = std::numeric_limits<int32_t>::min();
+  std::vector<VictimProgress> progress;
+  for (size_t i : chosen) {
+    cost += candidates[i].cost;  // a shrink's is 0: the run goes on
+    highest = std::max(highest, candidates[i].priority);
+    if (candidates[i].shrink_to > 0) continue;
+    const JobRecord& v = jobs_[candidates[i].id];
+    progress.push_back({v.run_milli,
+                        LostSinceCheckpoint(v.last_start, now, v.job.checkpoint_interval),
+                        v.job.checkpoint_interval});
+  }
+  Milli devices = 0;
+  for (const Placement& p : placed.placements)
+    for (const DeviceUse& u : p.devices)
+      devices += u.milli;
+  // Only a preemption by class must pay: an ordering's displacement within one class is the
+  // ordering's own judgement (LAS: the least served first, whatever the wait), and measured
+  // it did better without the test (docs/queueing.md#preemption-cost).
+  if (shadow && highest < j.priority) {
+    // Without estimates that say when room frees up, the wait is taken as a day.
+    const Millis wait = *shadow == kNever ? kUnknownWait : *shadow - now;
+    if (!PreemptionPays(PreemptionGain(devices, wait, j.priority - highest), cost)) return kNever;
+  }
+  return now + WaitForCheckpoints(devices, progress);
+}
+
 std::vector<VictimCandidate> Engine::VictimCandidates(const JobRecord& j, const Compiled& c,
                                                       ModelMask mask, ModelMask reclaim,
-                                                      uint64_t holds, TimeMs now) const {
+                                                      uint64_t holds, TimeMs now,
+                                                      TimeMs& protected_until) const {
   std::vector<VictimCandidate> candidates;
   const bool waiting = ElasticClosed(j, c, now);
   auto consider = [&](uint32_t id) {
     const JobRecord& v = jobs_[id];
     if (!Frees(v, c, mask, waiting) || !MayPreempt(j, v, reclaim, now, holds)) return;
-    double lost =
-        static_cast<double>(LostSinceCheckpoint(v.last_start, now, v.job.checkpoint_interval)) *
-        static_cast<double>(v.run_milli);
-    candidates.push_back({v.priority, lost, v.key, id});
+    // A run younger than its protection is not stopped; it may still shrink (it loses nothing
+    // and goes on).
+    const TimeMs of_age = v.last_start + ProtectedFor(v.min_run, v.preemptions);
+    if (now < of_age) {
+      protected_until = std::min(protected_until, of_age);
+    } else {
+      candidates.push_back({v.priority, StopCostOf(v, now), v.key, id});
+    }
     // An elastic run beyond its minimum may give up its other tasks first, losing nothing.
     const Compiled& vc = *compiled_[id];
     const size_t least = static_cast<size_t>(vc.start_tasks);
@@ -209,7 +252,8 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   // Only the running jobs that can be victims at all: preemptible ones of a lower class (or
   // of the same class under a preemptive ordering); in a reclaim, the jobs of tenants that
   // borrow a reclaimed model; for held devices, preemptible jobs of no higher class.
-  std::vector<VictimCandidate> candidates = VictimCandidates(j, c, mask, reclaim, holds, cs.now);
+  std::vector<VictimCandidate> candidates =
+      VictimCandidates(j, c, mask, reclaim, holds, cs.now, cs.protected_until);
   if (candidates.empty()) return false;
   RankVictims(candidates, static_cast<size_t>(options_.preemption_candidates));
   // Most hopeless preemptions end here, before any victim is released: not even all of them
@@ -226,6 +270,13 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
     all.erase(std::unique(all.begin(), all.end()), all.end());
   }
   if (!CouldMakeRoom(j, c, mask, all, cs.now)) return false;
+  // When it could start without preempting (an ordering's or a priority class's preemption
+  // must pay for itself; a quota's reclaim or a reservation's hold is owed, whatever it costs).
+  std::optional<TimeMs> shadow;
+  if (reclaim == 0 && holds == 0) {
+    const std::optional<Reservation> r = ComputeReservation(j, cs.now);
+    shadow = r ? r->shadow : cs.now;
+  }
 
   // Candidates [0, held) are released; saved[i] is candidate i's placements.
   std::vector<std::vector<Placement>> saved;
@@ -269,6 +320,22 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   saved.resize(held);
   candidates.resize(held);
   const std::vector<size_t> chosen = KeepNeededVictims(j, c, *placed, candidates, saved);
+  if (const TimeMs when = PreemptionTime(j, *placed, shadow, candidates, chosen, cs.now);
+      when != cs.now) {
+    // Back as it was: the preemptor's placement released, the victims retaken in the reverse
+    // order of their release (a run's stop before its shrink).
+    for (const Placement& p : placed->placements)
+      cell_.Release(p);
+    for (size_t i : chosen)
+      RetakeFrom(jobs_[candidates[i].id], saved[i], static_cast<size_t>(candidates[i].shrink_to));
+    if (when == kNever) {
+      ++counters_.preemptions_declined;
+    } else {  // at the victims' next checkpoints
+      ++counters_.preemptions_deferred;
+      cs.protected_until = std::min(cs.protected_until, when);
+    }
+    return false;
+  }
   // A rule's grace period: each victim checkpoints on the signal and exits within it, losing
   // nothing; the preemptor's processes start when it is over. Without a rule, or reclaiming,
   // victims stop at once and lose the work since their last checkpoint.

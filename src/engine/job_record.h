@@ -68,6 +68,7 @@ struct JobRecord {
 
   int32_t priority = 0;  // the priority class's value
   bool preemptible = false;
+  Millis min_run = 0;  // its class's minRunTime: no preemption of a run younger than this
   int32_t task_count = 0;
   Milli device_milli = 0;  // device share of one run, all tasks together
   // Device share of the current run: device_milli, or less while an elastic gang's run has

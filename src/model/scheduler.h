@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/quantity.h"
+
 namespace tessera {
 
 // A policy of the queue: the ordering that ranks the waiting jobs (engine/ordering.h) and
@@ -34,10 +36,16 @@ const std::vector<std::string_view>& BuiltinScorerNames();
 inline constexpr std::string_view kDefaultPolicy = "backfill";
 inline constexpr std::string_view kDefaultScorer = "tessera";
 
+// A restart's cost where the configuration names none: a minute of the run's devices.
+inline constexpr Millis kDefaultRestartCost = 60 * 1000;
+
 // The `scheduler` section; an empty name means the default.
 struct SchedulerSettings {
   std::string ordering;   // a SchedulingPolicy's name
   std::string placement;  // a scorer's name
+  // What a run's restart costs before it makes progress again (loading its checkpoint,
+  // warming up), as the preemption cost model counts it (sched/preemption_cost.h).
+  Millis restart_cost = kDefaultRestartCost;
 
   std::string_view policy_or_default() const {
     return ordering.empty() ? kDefaultPolicy : std::string_view(ordering);
@@ -48,7 +56,7 @@ struct SchedulerSettings {
   // These, with what `over` names in their place (a command line's flags).
   SchedulerSettings OverriddenBy(const SchedulerSettings& over) const {
     return {over.ordering.empty() ? ordering : over.ordering,
-            over.placement.empty() ? placement : over.placement};
+            over.placement.empty() ? placement : over.placement, restart_cost};
   }
 };
 

@@ -42,11 +42,11 @@ const PriorityClass* Spec::FindPriority(std::string_view name) const {
 }
 
 std::vector<PriorityClass> Spec::DefaultPriorityClasses() {
-  return {{"critical", 1000, false},
-          {"high", 800, false},
-          {"normal", 500, false},
-          {"low", 200, true},
-          {"best-effort", 0, true}};
+  return {{"critical", 1000, false, std::nullopt},
+          {"high", 800, false, std::nullopt},
+          {"normal", 500, false, std::nullopt},
+          {"low", 200, true, std::nullopt},
+          {"best-effort", 0, true, std::nullopt}};
 }
 
 const RunAs* Spec::RunAsFor(TenantId tenant, ClusterId cluster) const {

@@ -39,11 +39,22 @@ struct Tenant {
   const Quota* QuotaFor(DeviceModelId model) const;
 };
 
+// How long a run of any class goes unpreempted unless its class says otherwise: twice the
+// simulator's default checkpoint interval, so that a run saves its work at least once before
+// it may be stopped, and a job that restarts into a hole is not the next cheapest victim at
+// once (docs/queueing.md#preemption-cost).
+inline constexpr Millis kDefaultMinRunTime = 10 * 60 * 1000;
+
 // A priority class: a name for an integer priority. Higher wins.
 struct PriorityClass {
   std::string name;
   int32_t value = 0;
   bool preemptible = false;  // the default for jobs of this class
+  // A run of a job of this class is not preempted (by priority, order, reclaim or a held
+  // reservation) until it has run this long (Slurm's PreemptExemptTime); unset:
+  // kDefaultMinRunTime.
+  std::optional<Millis> min_run;
+  Millis min_run_or_default() const { return min_run.value_or(kDefaultMinRunTime); }
 };
 
 }  // namespace tessera

@@ -8,7 +8,7 @@ void RankVictims(std::vector<VictimCandidate>& candidates, size_t limit) {
   std::sort(candidates.begin(), candidates.end(),
             [](const VictimCandidate& a, const VictimCandidate& b) {
               if (a.priority != b.priority) return a.priority < b.priority;
-              if (a.lost != b.lost) return a.lost < b.lost;
+              if (a.cost != b.cost) return a.cost < b.cost;
               if ((a.shrink_to > 0) != (b.shrink_to > 0)) return a.shrink_to > 0;
               return a.key > b.key;
             });

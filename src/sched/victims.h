@@ -19,7 +19,7 @@ namespace tessera {
 
 struct VictimCandidate {
   int32_t priority = 0;  // its priority class's value
-  double lost = 0;       // device-ms of work its stop would throw away
+  double cost = 0;       // what its stop costs, device-ms (sched/preemption_cost.h)
   uint64_t key = 0;      // submission sequence
   uint32_t id = 0;
   // An elastic run shrunk to its first `shrink_to` tasks (its minimum): the tasks after them
@@ -27,9 +27,9 @@ struct VictimCandidate {
   int32_t shrink_to = 0;
 };
 
-// Cheapest first: the lowest priority class, then the least work lost, then a shrink before
-// a stop, then the youngest; at most `limit` are kept. An elastic run's shrink (nothing lost)
-// therefore comes before its stop.
+// Cheapest first: the lowest priority class, then the least cost, then a shrink before a stop,
+// then the youngest; at most `limit` are kept. An elastic run's shrink (nothing lost) therefore
+// comes before its stop.
 void RankVictims(std::vector<VictimCandidate>& candidates, size_t limit);
 
 // A running job as a preemption rule sees it.

@@ -73,6 +73,7 @@ struct JobStats {
   std::map<std::string, size_t> pending_reasons;
   double lost_ms = 0;
   int64_t restarts = 0;
+  size_t preempted_jobs = 0;  // jobs preempted at least once
 };
 
 JobStats GatherJobs(const RunFacts& f) {
@@ -82,6 +83,7 @@ JobStats GatherJobs(const RunFacts& f) {
     if (j.job.labels.count(kServiceLabel)) continue;  // service replicas: under `services`
     s.lost_ms += j.lost_device_ms;
     s.restarts += j.restarts;
+    if (j.preemptions > 0) ++s.preempted_jobs;
     if (j.job.deadline && j.state != JobState::kCancelled) {
       if (j.state == JobState::kSucceeded && *j.finished <= *j.job.deadline) {
         ++s.deadline_met;
@@ -215,6 +217,10 @@ json RunMetrics(const RunFacts& f) {
       AllocationByModel(f.spec, f.area_model, f.capacity_model, f.last_arrival - f.first_arrival);
   m["makespan_s"] = Round3(static_cast<double>(f.last_end - f.first_arrival) / 1000.0);
   m["preemptions"] = f.engine.counters().preemptions;
+  m["preemptions_per_job"] = f.jobs ? Round3(static_cast<double>(f.engine.counters().preemptions) /
+                                             static_cast<double>(f.jobs))
+                                    : 0.0;
+  m["preempted_jobs"] = s.preempted_jobs;
   m["requeues"] = f.engine.counters().requeues;
   m["restarts"] = s.restarts;
   m["lost_gpu_hours"] = Round3(s.lost_ms / 3.6e6);
@@ -237,7 +243,9 @@ json RunMetrics(const RunFacts& f) {
                  {"backfilled", f.engine.counters().backfilled},
                  {"migrations", f.engine.counters().migrations},
                  {"growths", f.engine.counters().growths},
-                 {"shrinks", f.engine.counters().shrinks}};
+                 {"shrinks", f.engine.counters().shrinks},
+                 {"preemptions_declined", f.engine.counters().preemptions_declined},
+                 {"preemptions_deferred", f.engine.counters().preemptions_deferred}};
 
   return m;
 }

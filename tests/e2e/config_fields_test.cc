@@ -57,7 +57,9 @@ std::vector<Field> DocumentedFields() {
     if (major < 3 || major > 14 || major == 8) continue;
     if (major == 3 && m[1] != "currency") continue;
     // §11's first table lists the built-in classes, not fields.
-    if (section == "11" && m[1] != "name" && m[1] != "value" && m[1] != "preemptible") continue;
+    if (section == "11" && m[1] != "name" && m[1] != "value" && m[1] != "preemptible" &&
+        m[1] != "minRunTime")
+      continue;
     fields.push_back({section, m[1], line});
   }
   return fields;
@@ -531,6 +533,8 @@ const std::map<std::string, std::string> kProvedElsewhere = {
     {"10 borrow", "EngineProperty.QuotaLimitsHoldAndGuaranteesAreHonoured"},
     {"10 lend", "EngineProperty.QuotaLimitsHoldAndGuaranteesAreHonoured"},
     {"11 preemptible", "Governance.PreemptionTakesTheCheapestVictimsAndNeverAHigherClass"},
+    {"11 minRunTime",
+     "PreemptionGuard.AYoungRunIsProtectedUntilItsClassesMinRunTimeThenTakenWithoutAnotherEvent"},
     {"12.2 crossRegion", "GlobalLayer.CrossRegionFalseKeepsAServicesReplicasInTheRegionOfTheFirst"},
     {"12.3 placement", "EngineChoice.AWeightsRulesScorerPlacesTheJobsItMatches"},
     {"12.3 spread", "ReplicaSpreading.WithoutTheLabelOrWithSpreadWeighedZeroTheyPack"},
@@ -551,6 +555,8 @@ const std::map<std::string, std::string> kProvedElsewhere = {
     {"12.8 action", "IdleReclaim.OtherWorkIsNoticedOnceAndKeepsRunning"},
     {"12.9 ordering", "DaemonEngineThread.TheSchedulerIsTheConfigurationsAndEveryDecisionNamesIt"},
     {"12.9 placement", "DaemonEngineThread.TheSchedulerIsTheConfigurationsAndEveryDecisionNamesIt"},
+    {"12.9 restartCost",
+     "PreemptionGuard.ARestartCostMakesAVictimThatJustCheckpointedWorthKeeping"},
     {"13 preemptible", "Reservations.PreemptibleWorkBorrowsHeldDevicesAndGivesThemBack"},
     {"13 checkpointInterval", "Governance.PreemptionTakesTheCheapestVictimsAndNeverAHigherClass"},
     {"13 runtime", "EngineScenario.BackfillPassesTheHeadGangOnlyWhereItCannotDelayIt"},

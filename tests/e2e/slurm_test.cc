@@ -85,7 +85,12 @@ class SlurmTest : public ::testing::Test {
              "      - {name: gpu, count: 2, cpu: 2, memory: 1000Mi, devices: {model: L4, count: "
              "2}}\n";
       }
+      // Preempted at once (the tests watch the signals, not the victims' age).
       f << "tenants:\n  - name: lab\n"
+           "priorityClasses:\n"
+           "  - {name: high, value: 800}\n"
+           "  - {name: normal, value: 500}\n"
+           "  - {name: low, value: 200, preemptible: true, minRunTime: 0s}\n"
            "policies:\n"
            "  - name: high-preempts-batch\n"
            "    kind: preemption\n"

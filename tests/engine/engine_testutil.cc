@@ -43,6 +43,10 @@ Job MakeJob(const Spec& spec, const std::string& name, int32_t tasks, Millis run
 
 Harness::Harness(const std::string& ordering, bool backfill, const std::string& fleet)
     : spec(LoadFleet(fleet)) {
+  // The scenarios preempt seconds after a start: a class's minRunTime is 0 here unless the
+  // fleet sets it (the tests of the guard do).
+  for (PriorityClass& pc : spec.priority_classes)
+    pc.min_run = pc.min_run.value_or(0);
   scorer = policy::MakeBestFit();
   OrderingRegistry registry;
   RegisterBuiltinOrderings(registry);

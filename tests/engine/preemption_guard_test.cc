@@ -1,0 +1,144 @@
+// Scenario tests of the guards on preemption (docs/queueing.md#preemption-cost): a class's
+// minRunTime, longer after each preemption; a preemption declined when the preemptor's gain
+// does not pay for its victims; one put off until the victims' next checkpoints.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/engine_testutil.h"
+#include "testutil/durations.h"
+
+namespace tessera {
+namespace {
+
+using testing::Harness;
+using testing::MakeJob;
+
+using testing::kMin;
+using testing::kSec;
+
+// The harness's 16 G1, with low-priority runs protected for 5 minutes (a function: the
+// harness's fleet is another file's static).
+std::string GuardedFleet() {
+  return testing::kEngineFleet + R"(priorityClasses:
+  - {name: normal, value: 500, minRunTime: 0s}
+  - {name: low, value: 200, preemptible: true, minRunTime: 5m}
+)";
+}
+
+Job Sized(const Spec& spec, const std::string& name, const std::string& priority, int32_t tasks,
+          Millis runtime, Millis checkpoint = 0) {
+  Job j = MakeJob(spec, name, tasks, runtime);
+  j.priority = priority;
+  j.preemptible = priority == "low";
+  j.checkpoint_interval = checkpoint;
+  return j;
+}
+
+std::vector<std::string> Preempted(const Harness& h) {
+  std::vector<std::string> out;
+  for (const Decision& d : h.store.decisions())
+    if (d.kind == DecisionKind::kPreempt)
+      out.push_back(h.engine->job(d.job).job.name + "@" + std::to_string(d.time / kSec));
+  return out;
+}
+
+TEST(PreemptionGuard, AYoungRunIsProtectedUntilItsClassesMinRunTimeThenTakenWithoutAnotherEvent) {
+  Harness h("fifo", /*backfill=*/true, GuardedFleet());
+  const JobId low = h.Submit(Sized(h.spec, "low", "low", 16, 100 * kMin), 0);
+  h.RunUntil(0);
+  ASSERT_EQ(h.engine->job(low).state, JobState::kRunning);
+  EXPECT_EQ(h.engine->job(low).min_run, 5 * kMin);
+  // A normal job wants every device a minute later: the low run is too young to stop.
+  const JobId normal = h.Submit(Sized(h.spec, "normal", "normal", 16, 60 * kMin), kMin);
+  h.RunUntil(5 * kMin - 1);
+  EXPECT_EQ(h.engine->job(normal).state, JobState::kPending);
+  EXPECT_TRUE(Preempted(h).empty());
+  // Nothing else happens; the engine looks again when the low run comes of age.
+  h.RunUntil(5 * kMin);
+  EXPECT_EQ(h.engine->job(normal).state, JobState::kRunning);
+  EXPECT_EQ(Preempted(h), std::vector<std::string>{"low@300"});
+}
+
+TEST(PreemptionGuard, AJobPreemptedBeforeIsProtectedTwiceAsLongAfterItsRestart) {
+  Harness h("fifo", /*backfill=*/true, GuardedFleet());
+  const JobId low = h.Submit(Sized(h.spec, "low", "low", 16, 100 * kMin), 0);
+  const JobId first = h.Submit(Sized(h.spec, "first", "normal", 16, 60 * kMin), 5 * kMin);
+  h.RunUntil(5 * kMin);
+  ASSERT_EQ(h.engine->job(first).state, JobState::kRunning);
+  h.Finish(first, 6 * kMin);
+  h.RunUntil(6 * kMin);
+  ASSERT_EQ(h.engine->job(low).state, JobState::kRunning);  // restarted at 6 min
+  // Preempted once, it is now protected for 10 minutes: not at 15 min, at 16 min.
+  const JobId second = h.Submit(Sized(h.spec, "second", "normal", 16, 60 * kMin), 7 * kMin);
+  h.RunUntil(16 * kMin - 1);
+  EXPECT_EQ(h.engine->job(second).state, JobState::kPending);
+  h.RunUntil(16 * kMin);
+  EXPECT_EQ(h.engine->job(second).state, JobState::kRunning);
+  EXPECT_EQ(Preempted(h), (std::vector<std::string>{"low@300", "low@960"}));
+}
+
+TEST(PreemptionGuard, APreemptionWhoseGainDoesNotPayForItsVictimsIsDeclined) {
+  Harness h("fifo", /*backfill=*/true, testing::kEngineFleet);  // minRunTime 0 here
+  // A low run of all 16 devices without checkpoints, expected to end at 21 minutes.
+  const JobId low = h.Submit(Sized(h.spec, "low", "low", 16, 21 * kMin), 0);
+  h.RunUntil(0);
+  // At 20.5 minutes a normal job of one device would wait 30 s for it: 4 x 1 device x 30 s
+  // gained against 16 devices x (20.5 minutes lost + 1 minute's restart). It waits.
+  const JobId one = h.Submit(Sized(h.spec, "one", "normal", 1, 60 * kMin), 41 * kMin / 2);
+  h.RunUntil(41 * kMin / 2);
+  EXPECT_EQ(h.engine->job(one).state, JobState::kPending);
+  EXPECT_TRUE(Preempted(h).empty());
+  EXPECT_GE(h.engine->counters().preemptions_declined, 1u);
+  h.Finish(low, 21 * kMin);
+  h.RunUntil(21 * kMin);
+  EXPECT_EQ(h.engine->job(one).state, JobState::kRunning);
+  // Far from its end, the same run is worth stopping: 16 devices that would wait 20 minutes.
+  const JobId low2 = h.Submit(Sized(h.spec, "low2", "low", 15, 40 * kMin), 21 * kMin);
+  h.RunUntil(21 * kMin);
+  ASSERT_EQ(h.engine->job(low2).state, JobState::kRunning);
+  const JobId big = h.Submit(Sized(h.spec, "big", "normal", 16, 60 * kMin), 22 * kMin);
+  h.Finish(one, 22 * kMin);
+  h.RunUntil(22 * kMin);
+  EXPECT_EQ(h.engine->job(big).state, JobState::kRunning);
+  EXPECT_EQ(Preempted(h), std::vector<std::string>{"low2@1320"});
+}
+
+TEST(PreemptionGuard, ARestartCostMakesAVictimThatJustCheckpointedWorthKeeping) {
+  // A low run of 16 devices that checkpoints every 5 minutes, expected to end at 21 minutes; at
+  // 20 minutes, just checkpointed, a normal job of one device would wait a minute for it:
+  // 4 x 1 device-minute gained, against 16 devices x the restart.
+  auto run = [](const std::string& scheduler) {
+    Harness h("fifo", /*backfill=*/true, testing::kEngineFleet + scheduler);
+    h.Submit(Sized(h.spec, "low", "low", 16, 21 * kMin, 5 * kMin), 0);
+    const JobId one = h.Submit(Sized(h.spec, "one", "normal", 1, 60 * kMin), 20 * kMin);
+    h.RunUntil(20 * kMin);
+    return h.engine->job(one).state;
+  };
+  EXPECT_EQ(run("scheduler: {restartCost: 0s}\n"), JobState::kRunning);  // costs nothing
+  EXPECT_EQ(run(""), JobState::kPending);  // 16 device-minutes (the default minute)
+  EXPECT_EQ(run("scheduler: {restartCost: 10s}\n"), JobState::kRunning);  // 2.7
+}
+
+TEST(PreemptionGuard, APreemptionWaitsForTheVictimsCheckpointWhenThatCostsLess) {
+  Harness h("fifo", /*backfill=*/true, testing::kEngineFleet);  // minRunTime 0 here
+  // 15 devices of normal work, and one low device that checkpoints every 5 minutes.
+  h.Submit(Sized(h.spec, "rest", "normal", 15, 100 * kMin), 0);
+  const JobId low = h.Submit(Sized(h.spec, "low", "low", 1, 100 * kMin, 5 * kMin), 0);
+  h.RunUntil(0);
+  // At 9 minutes a one-device normal job: stopping the low run now loses 4 minutes of its
+  // device, waiting costs the newcomer's one device a minute. It waits for the checkpoint.
+  const JobId one = h.Submit(Sized(h.spec, "one", "normal", 1, 60 * kMin), 9 * kMin);
+  h.RunUntil(10 * kMin - 1);
+  EXPECT_EQ(h.engine->job(one).state, JobState::kPending);
+  EXPECT_GE(h.engine->counters().preemptions_deferred, 1u);
+  h.RunUntil(10 * kMin);
+  EXPECT_EQ(h.engine->job(one).state, JobState::kRunning);
+  EXPECT_EQ(Preempted(h), std::vector<std::string>{"low@600"});
+  EXPECT_EQ(h.engine->job(low).lost_device_ms, 0.0);
+}
+
+}  // namespace
+}  // namespace tessera
