@@ -222,12 +222,15 @@ class Engine final : public EventSink {
   double StopCostOf(const JobRecord& v, TimeMs now) const;
   // When to stop the victims `chosen` of `candidates` for `j` on `placed`: `now`; later, at
   // their next checkpoints, when the preemptor's wait for them costs less than the work they
-  // would lose; or never (kNever) when, preempting by class, the wait it avoids (given
-  // `shadow`: when it could start without them) does not pay for their cost. No shadow: a
-  // preemption that is owed (a quota's reclaim, a reservation's hold) whatever it costs.
-  TimeMs PreemptionTime(const JobRecord& j, const GangResult& placed, std::optional<TimeMs> shadow,
+  // would lose; or never (kNever) when, preempting by class, the wait it avoids (until enough
+  // of its devices free up by the running jobs' estimates; `saved` holds what the victims
+  // released) does not pay for their cost. `must_pay` false: a preemption that is owed (a
+  // quota's reclaim, a reservation's hold) whatever it costs. Called with the victims
+  // released and `placed` taken.
+  TimeMs PreemptionTime(const JobRecord& j, const GangResult& placed, bool must_pay,
                         const std::vector<VictimCandidate>& candidates,
-                        const std::vector<size_t>& chosen, TimeMs now) const;
+                        const std::vector<size_t>& chosen,
+                        const std::vector<std::vector<Placement>>& saved, TimeMs now) const;
   // Of the candidates `released` (their placements `saved` before each release) that let
   // `placed` start, the ones it needs (their indices); the others take their devices back.
   std::vector<size_t> KeepNeededVictims(const JobRecord& j, const Compiled& c,
@@ -346,7 +349,10 @@ class Engine final : public EventSink {
   void ForgetRun(JobRecord& j);
   std::vector<Milli> PerModel(const std::vector<Placement>& placements) const;
   std::vector<Milli> RequestPerModel(const JobRecord& j, size_t model) const;
-  std::optional<Reservation> ComputeReservation(const JobRecord& head, TimeMs now) const;
+  // `adjust`: added to the free devices of the head's models (what a trial release or
+  // placement changed, to see the state before it); `horizon`: as ReserveForHead's.
+  std::optional<Reservation> ComputeReservation(const JobRecord& head, TimeMs now, Milli adjust = 0,
+                                                TimeMs horizon = kNever) const;
   // Whether `victim` may make room for `preemptor`: with `reclaim` = 0, by class or the
   // ordering; else only as borrowed capacity of the models in `reclaim`; with `holds`, only as
   // a preemptible borrower of those reservation holds.

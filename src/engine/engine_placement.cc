@@ -600,9 +600,10 @@ std::optional<DeadlineOutlook> Engine::Outlook(JobId id, TimeMs now) const {
   return ForecastDeadline(deadline, start, RuntimeLeft(j), now);
 }
 
-std::optional<Reservation> Engine::ComputeReservation(const JobRecord& head, TimeMs now) const {
+std::optional<Reservation> Engine::ComputeReservation(const JobRecord& head, TimeMs now,
+                                                      Milli adjust, TimeMs horizon) const {
   const ModelMask mask = compiled_[head.id.value()]->mask;
-  Milli free = 0;
+  Milli free = adjust;
   for (size_t m = 0; m < free_by_model_.size(); ++m)
     if ((mask >> m) & 1) free += free_by_model_[m];
   auto frees = [&](uint32_t id) {  // the devices of the head's models the job's end gives back
@@ -616,7 +617,7 @@ std::optional<Reservation> Engine::ComputeReservation(const JobRecord& head, Tim
     return sum;
   };
   return ReserveForHead(head.id.value(), mask, compiled_[head.id.value()]->start_milli, free, now,
-                        ends_, frees);
+                        ends_, frees, horizon);
 }
 
 }  // namespace tessera

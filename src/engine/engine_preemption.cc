@@ -162,10 +162,10 @@ double Engine::StopCostOf(const JobRecord& v, TimeMs now) const {
                    spec_.scheduler.restart_cost, v.preemptions});
 }
 
-TimeMs Engine::PreemptionTime(const JobRecord& j, const GangResult& placed,
-                              std::optional<TimeMs> shadow,
+TimeMs Engine::PreemptionTime(const JobRecord& j, const GangResult& placed, bool must_pay,
                               const std::vector<VictimCandidate>& candidates,
-                              const std::vector<size_t>& chosen, TimeMs now) const {
+                              const std::vector<size_t>& chosen,
+                              const std::vector<std::vector<Placement>>& saved, TimeMs now) const {
   if (chosen.empty()) return now;
   double cost = 0;
   int32_t highest = std::numeric_limits<int32_t>::min();
@@ -186,9 +186,36 @@ TimeMs Engine::PreemptionTime(const JobRecord& j, const GangResult& placed,
   // Only a preemption by class must pay: an ordering's displacement within one class is the
   // ordering's own judgement (LAS: the least served first, whatever the wait), and measured
   // it did better without the test (docs/queueing.md#preemption-cost).
-  if (shadow && highest < j.priority) {
-    // Without estimates that say when room frees up, the wait is taken as a day.
-    const Millis wait = *shadow == kNever ? kUnknownWait : *shadow - now;
+  if (must_pay && highest < j.priority) {
+    // The gain pays when room would come later than `horizon` without the victims: only the
+    // running jobs' ends up to then are walked, from the free counts before the trial (the
+    // victims' release taken back). Without estimates that say when room frees up, the wait is
+    // taken as a day.
+    const double per_ms = PreemptionGain(devices, 1, j.priority - highest);
+    const double needed = cost / std::max(per_ms, 1e-9);
+    const TimeMs horizon =
+        needed < static_cast<double>(kUnknownWait) ? now + static_cast<Millis>(needed) : kNever;
+    const ModelMask mask = compiled_[j.id.value()]->mask;
+    auto on_mask = [&](std::span<const Placement> ps) {
+      Milli sum = 0;
+      for (const Placement& p : ps) {
+        if (!Usable(p.node)) continue;
+        auto slots = cell_.devices(p.node);
+        for (const DeviceUse& u : p.devices)
+          if ((mask >> slots[u.index].model) & 1) sum += u.milli;
+      }
+      return sum;
+    };
+    Milli adjust = 0;  // the trial placement is in the cell, not yet in the free counts
+    for (size_t i : chosen)
+      adjust -= on_mask(std::span<const Placement>(saved[i]).subspan(
+          std::min(saved[i].size(), static_cast<size_t>(candidates[i].shrink_to))));
+    const std::optional<Reservation> r = ComputeReservation(j, now, adjust, horizon);
+    const TimeMs shadow = r ? r->shadow : now;
+    // Past the horizon it pays; without one, the wait is as far as the estimates say.
+    const Millis wait = shadow != kNever    ? shadow - now
+                        : horizon == kNever ? kUnknownWait
+                                            : horizon - now + 1;
     if (!PreemptionPays(PreemptionGain(devices, wait, j.priority - highest), cost)) return kNever;
   }
   return now + WaitForCheckpoints(devices, progress);
@@ -270,13 +297,6 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
     all.erase(std::unique(all.begin(), all.end()), all.end());
   }
   if (!CouldMakeRoom(j, c, mask, all, cs.now)) return false;
-  // When it could start without preempting (an ordering's or a priority class's preemption
-  // must pay for itself; a quota's reclaim or a reservation's hold is owed, whatever it costs).
-  std::optional<TimeMs> shadow;
-  if (reclaim == 0 && holds == 0) {
-    const std::optional<Reservation> r = ComputeReservation(j, cs.now);
-    shadow = r ? r->shadow : cs.now;
-  }
 
   // Candidates [0, held) are released; saved[i] is candidate i's placements.
   std::vector<std::vector<Placement>> saved;
@@ -320,7 +340,10 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   saved.resize(held);
   candidates.resize(held);
   const std::vector<size_t> chosen = KeepNeededVictims(j, c, *placed, candidates, saved);
-  if (const TimeMs when = PreemptionTime(j, *placed, shadow, candidates, chosen, cs.now);
+  // A priority class's preemption must pay for itself; a quota's reclaim or a reservation's hold
+  // is owed, whatever it costs.
+  if (const TimeMs when =
+          PreemptionTime(j, *placed, reclaim == 0 && holds == 0, candidates, chosen, saved, cs.now);
       when != cs.now) {
     // Back as it was: the preemptor's placement released, the victims retaken in the reverse
     // order of their release (a run's stop before its shrink).

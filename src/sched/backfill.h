@@ -28,10 +28,12 @@ struct Reservation {
 // order; `frees(id)` is what the end of job `id` gives back on the mask. None for a CPU-only
 // head: it reserves no devices. Enough free devices that do not fit (topology,
 // fragmentation) are expected to fit at the next end; running jobs without estimates promise
-// no time (shadow kNever).
+// no time (shadow kNever). With a `horizon`, the walk stops at the first end after it: a
+// shadow past the horizon is reported as kNever.
 template <typename Ends, typename Frees>
 std::optional<Reservation> ReserveForHead(uint32_t head, ModelMask mask, Milli need, Milli free,
-                                          TimeMs now, const Ends& ends, Frees&& frees) {
+                                          TimeMs now, const Ends& ends, Frees&& frees,
+                                          TimeMs horizon = kNever) {
   if (mask == 0) return std::nullopt;
   Reservation r{head, kNever, mask, 0};
   if (free >= need) {
@@ -40,6 +42,7 @@ std::optional<Reservation> ReserveForHead(uint32_t head, ModelMask mask, Milli n
     return r;
   }
   for (const auto& [end, id] : ends) {
+    if (end > horizon) return r;
     free += frees(id);
     if (free >= need) {
       r.shadow = std::max(now, end);
