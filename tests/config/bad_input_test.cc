@@ -650,6 +650,14 @@ regions:
 )Y",
      1, "case.yaml:4:16: policies[0].placement",
      "fgd scores against the typical jobs the configuration declares"},
+    {"priority_min_run_negative", R"Y(priorityClasses:
+  - {name: normal, value: 500, minRunTime: -5m}
+)Y",
+     1, "case.yaml:2:44: priorityClasses[0].minRunTime",
+     "a duration must not be negative, got \"-5m\""},
+    {"scheduler_restart_cost_garbage", R"Y(scheduler: {restartCost: soon}
+)Y",
+     1, "case.yaml:1:26: scheduler.restartCost", "expected a duration, got \"soon\""},
     {"scheduler_fgd_without_jobs", R"Y(scheduler: {placement: fgd}
 )Y",
      1, "case.yaml:1:24: scheduler.placement",
