@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -349,6 +350,8 @@ class Engine final : public EventSink {
   void ForgetRun(JobRecord& j);
   std::vector<Milli> PerModel(const std::vector<Placement>& placements) const;
   std::vector<Milli> RequestPerModel(const JobRecord& j, size_t model) const;
+  // The devices of `placements` on usable nodes that are of a model in `mask` (milli).
+  Milli UsableOnMask(std::span<const Placement> placements, ModelMask mask) const;
   // `adjust`: added to the free devices of the head's models (what a trial release or
   // placement changed, to see the state before it); `horizon`: as ReserveForHead's.
   std::optional<Reservation> ComputeReservation(const JobRecord& head, TimeMs now, Milli adjust = 0,

@@ -600,6 +600,17 @@ std::optional<DeadlineOutlook> Engine::Outlook(JobId id, TimeMs now) const {
   return ForecastDeadline(deadline, start, RuntimeLeft(j), now);
 }
 
+Milli Engine::UsableOnMask(std::span<const Placement> placements, ModelMask mask) const {
+  Milli sum = 0;
+  for (const Placement& p : placements) {
+    if (!Usable(p.node)) continue;
+    auto devices = cell_.devices(p.node);
+    for (const DeviceUse& u : p.devices)
+      if ((mask >> devices[u.index].model) & 1) sum += u.milli;
+  }
+  return sum;
+}
+
 std::optional<Reservation> Engine::ComputeReservation(const JobRecord& head, TimeMs now,
                                                       Milli adjust, TimeMs horizon) const {
   const ModelMask mask = compiled_[head.id.value()]->mask;
@@ -607,14 +618,7 @@ std::optional<Reservation> Engine::ComputeReservation(const JobRecord& head, Tim
   for (size_t m = 0; m < free_by_model_.size(); ++m)
     if ((mask >> m) & 1) free += free_by_model_[m];
   auto frees = [&](uint32_t id) {  // the devices of the head's models the job's end gives back
-    Milli sum = 0;
-    for (const Placement& p : jobs_[id].placements) {
-      if (!Usable(p.node)) continue;
-      auto devices = cell_.devices(p.node);
-      for (const DeviceUse& u : p.devices)
-        if ((mask >> devices[u.index].model) & 1) sum += u.milli;
-    }
-    return sum;
+    return UsableOnMask(jobs_[id].placements, mask);
   };
   return ReserveForHead(head.id.value(), mask, compiled_[head.id.value()]->start_milli, free, now,
                         ends_, frees, horizon);

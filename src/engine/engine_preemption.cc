@@ -179,10 +179,7 @@ TimeMs Engine::PreemptionTime(const JobRecord& j, const GangResult& placed, bool
                         LostSinceCheckpoint(v.last_start, now, v.job.checkpoint_interval),
                         v.job.checkpoint_interval});
   }
-  Milli devices = 0;
-  for (const Placement& p : placed.placements)
-    for (const DeviceUse& u : p.devices)
-      devices += u.milli;
+  const Milli devices = MilliOf(placed.placements);
   // Only a preemption by class must pay: an ordering's displacement within one class is the
   // ordering's own judgement (LAS: the least served first, whatever the wait), and measured
   // it did better without the test (docs/queueing.md#preemption-cost).
@@ -196,20 +193,11 @@ TimeMs Engine::PreemptionTime(const JobRecord& j, const GangResult& placed, bool
     const TimeMs horizon =
         needed < static_cast<double>(kUnknownWait) ? now + static_cast<Millis>(needed) : kNever;
     const ModelMask mask = compiled_[j.id.value()]->mask;
-    auto on_mask = [&](std::span<const Placement> ps) {
-      Milli sum = 0;
-      for (const Placement& p : ps) {
-        if (!Usable(p.node)) continue;
-        auto slots = cell_.devices(p.node);
-        for (const DeviceUse& u : p.devices)
-          if ((mask >> slots[u.index].model) & 1) sum += u.milli;
-      }
-      return sum;
-    };
     Milli adjust = 0;  // the trial placement is in the cell, not yet in the free counts
     for (size_t i : chosen)
-      adjust -= on_mask(std::span<const Placement>(saved[i]).subspan(
-          std::min(saved[i].size(), static_cast<size_t>(candidates[i].shrink_to))));
+      adjust -= UsableOnMask(std::span<const Placement>(saved[i]).subspan(std::min(
+                                 saved[i].size(), static_cast<size_t>(candidates[i].shrink_to))),
+                             mask);
     const std::optional<Reservation> r = ComputeReservation(j, now, adjust, horizon);
     const TimeMs shadow = r ? r->shadow : now;
     // Past the horizon it pays; without one, the wait is as far as the estimates say.
