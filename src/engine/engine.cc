@@ -418,11 +418,12 @@ void Engine::Cycle() {
   if (pending_count_ > 0) PlacePending(cs);
   if (!growing_.empty()) GrowElastic(cs);
   if (ordering_.speed_aware() && !cs.blocked) MigrateToFasterModels(cs);
-  // Victims too young to be preempted (minRunTime): look again when the first comes of age,
-  // should nothing else happen before.
-  if (cs.protected_until != kNever &&
-      (protect_tick_ <= cs.now || cs.protected_until < protect_tick_)) {
-    protect_tick_ = cs.protected_until;
+  // Victims too young to be preempted (minRunTime), or jobs whose search for victims backs
+  // off: look again when the first comes of age or may search again, should nothing else happen
+  // before.
+  const TimeMs again = std::min(cs.protected_until, cs.search_again_at);
+  if (again != kNever && (protect_tick_ <= cs.now || again < protect_tick_)) {
+    protect_tick_ = again;
     PostAt(EventKind::kTick, protect_tick_, {}, 0);
   }
 }
@@ -472,6 +473,8 @@ void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs n
   j.state = JobState::kPlaced;  // committed to the cell; running once the backend launched it
   j.reason = PendingReason::kNone;
   j.detail.clear();
+  j.searches_failed = 0;
+  j.search_again_at = 0;
   ++j.generation;
   j.idle_since.reset();
   j.idle_noticed = false;

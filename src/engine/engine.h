@@ -96,6 +96,9 @@ struct EngineCounters {
   uint64_t preemptions_declined = 0;
   // Preemptions put off until the victims' next checkpoints (cheaper than their lost work).
   uint64_t preemptions_deferred = 0;
+  // Searches for victims (each a walk of the running jobs that may be victims, and trial
+  // releases when some could make room), made or found nothing.
+  uint64_t preemption_searches = 0;
 };
 
 // The scorers the configuration's weights rules name (`placement`), by name: a job that such a

@@ -58,6 +58,11 @@ struct Engine::CycleState {
   // The earliest time a running job passed over as a victim only for its age (its class's
   // minRunTime) may be preempted.
   TimeMs protected_until = kNever;
+  // The deferral of the last search for victims (its preemption waits for the victims'
+  // checkpoints until then; kNever: not deferred), and the earliest time a job that searched in
+  // vain this cycle searches again.
+  TimeMs deferred_to = kNever;
+  TimeMs search_again_at = kNever;
 
   // The refusal that applies to a job of this signature that has `left` to run: its own
   // kind's, or (while elastic clusters are closed to it) a bursting job's. A budget refusal

@@ -9,6 +9,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/engine.h"
@@ -17,6 +18,7 @@
 #include "sched/fair_share.h"
 #include "sched/fleet_view.h"
 #include "sched/policy_match.h"
+#include "sched/preemption_cost.h"
 
 namespace tessera {
 
@@ -246,11 +248,29 @@ PendingReason Engine::TryStart(JobRecord& j, CycleState& cs) {
   // A job of the same signature (shapes, gang rule, priority, tenant) that found no victims
   // this cycle means this one would not either: its queue position is no better.
   // Preemption searches that found nothing are capped per cycle (the jobs first in order had
-  // theirs); the rest look again in the next cycle.
-  if (!cs.NoVictims(c.signature, waiting) && cs.preemptions_failed < options_.preemption_attempts) {
-    if (TryPreempt(j, cs)) return PendingReason::kNone;
+  // theirs); the rest look again in the next cycle. A job whose own search failed backs off
+  // (SearchBackoff), or waits for the victims' checkpoints its preemption was deferred to. A
+  // budget's refusal is no victim's doing: stopping runs frees no money for today.
+  if (refused != PendingReason::kBudget && cs.now >= j.search_again_at &&
+      !cs.NoVictims(c.signature, waiting) && cs.preemptions_failed < options_.preemption_attempts) {
+    cs.deferred_to = kNever;
+    const TimeMs protected_before = std::exchange(cs.protected_until, kNever);
+    ++counters_.preemption_searches;
+    if (TryPreempt(j, cs)) {
+      cs.protected_until = std::min(cs.protected_until, protected_before);
+      return PendingReason::kNone;
+    }
     cs.no_victims[waiting ? 1 : 0].insert(c.signature);
     ++cs.preemptions_failed;
+    // Victims it passed over for their age: it searches again when the first comes of age.
+    const TimeMs of_age =
+        std::exchange(cs.protected_until, std::min(cs.protected_until, protected_before));
+    j.search_again_at = cs.deferred_to != kNever
+                            ? cs.deferred_to
+                            : std::min(of_age, cs.now + SearchBackoff(++j.searches_failed));
+    // A cycle then, should nothing else happen before: a victim may have started meanwhile. With
+    // nothing running, nothing can change but by events, which bring their own cycles.
+    if (running_count() > 0) cs.search_again_at = std::min(cs.search_again_at, j.search_again_at);
   }
   j.reason = refused != PendingReason::kNone ? refused : PendingReason::kResources;
   // Budgets start afresh at midnight: look again then.

@@ -69,7 +69,7 @@ ModelMask Engine::GuaranteeModels(const JobRecord& j) const {
   ModelMask within = 0;
   for (size_t m = 0; m < cell_.model_count(); ++m) {
     if (((c.mask >> m) & 1) && quotas_.Guarded(m) &&
-        quotas_.WithinGuarantee(j.job.tenant, RequestPerModel(j, m))) {
+        quotas_.WithinGuarantee(j.job.tenant, m, c.whole ? c.device_milli : c.start_milli)) {
       within |= ModelMask{1} << m;
     }
   }
@@ -343,7 +343,7 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
       ++counters_.preemptions_declined;
     } else {  // at the victims' next checkpoints
       ++counters_.preemptions_deferred;
-      cs.protected_until = std::min(cs.protected_until, when);
+      cs.deferred_to = std::min(cs.deferred_to, when);
     }
     return false;
   }

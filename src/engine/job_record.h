@@ -113,6 +113,11 @@ struct JobRecord {
   // (the record keeps no copy).
   std::string where;
   TimeMs queued_since = 0;  // when it last entered the queue
+  // As a preemptor: its searches for victims that failed in a row since it last started, and
+  // the time before which it does not search again (sched/preemption_cost.h SearchBackoff; or
+  // the victims' checkpoints its preemption waits for).
+  int32_t searches_failed = 0;
+  TimeMs search_again_at = 0;
 
   bool running() const { return state == JobState::kRunning; }
 };

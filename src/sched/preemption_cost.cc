@@ -15,6 +15,13 @@ Millis ProtectedFor(Millis min_run, int32_t preemptions) {
   return min_run << std::clamp(preemptions, 0, kMaxProtectionDoublings);
 }
 
+Millis SearchBackoff(int32_t failures) {
+  Millis wait = kSearchBackoff;
+  for (int32_t i = 1; i < failures && wait < kMaxSearchBackoff; ++i)
+    wait *= 2;
+  return std::min(wait, kMaxSearchBackoff);
+}
+
 double PreemptionGain(Milli devices, Millis wait_avoided, int32_t priority_gap) {
   const double weight = 1.0 + static_cast<double>(std::max(0, priority_gap)) / 100.0;
   return static_cast<double>(devices) / kMilliPerUnit *

@@ -50,6 +50,16 @@ inline bool PreemptionPays(double gain, double cost) {
   return gain > cost;
 }
 
+// How long a job whose search for victims found none (or whose preemption did not pay) waits
+// before it searches again: 30 s after its first failure, doubling with each failure after it,
+// at most 8 minutes (kMaxSearchBackoff). The victims and what they cost change slowly against
+// a scheduling cycle: a job within its guarantee, or at the head of a contended queue, does not
+// search thousands of running jobs again each cycle, and still searches again within a bounded
+// time (a reclaim owed to it comes within minutes, as Kueue's requeue backoff bounds it).
+inline constexpr Millis kSearchBackoff = 30 * 1000;
+inline constexpr Millis kMaxSearchBackoff = 8 * 60 * 1000;
+Millis SearchBackoff(int32_t failures);
+
 // A victim's progress against its checkpoints.
 struct VictimProgress {
   Milli devices = 0;

@@ -153,10 +153,13 @@ bool QuotaTracker::Borrowing(TenantId t, size_t model) const {
 
 bool QuotaTracker::WithinGuarantee(TenantId t, const std::vector<Milli>& per_model) const {
   for (size_t m = 0; m < models_ && m < per_model.size(); ++m) {
-    if (per_model[m] > 0 && usage_[Index(t, m)] + per_model[m] > guaranteed_[Index(t, m)])
-      return false;
+    if (!WithinGuarantee(t, m, per_model[m])) return false;
   }
   return true;
+}
+
+bool QuotaTracker::WithinGuarantee(TenantId t, size_t model, Milli request) const {
+  return request <= 0 || usage_[Index(t, model)] + request <= guaranteed_[Index(t, model)];
 }
 
 int64_t QuotaTracker::DominantShare(TenantId t) const {

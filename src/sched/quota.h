@@ -49,6 +49,8 @@ class QuotaTracker {
   bool Borrowing(TenantId t, size_t model) const;
   // Whether adding `per_model` keeps the tenant within its own guarantee on every model.
   bool WithinGuarantee(TenantId t, const std::vector<Milli>& per_model) const;
+  // The same for `request` of one model.
+  bool WithinGuarantee(TenantId t, size_t model, Milli request) const;
   // The tightest limit of `model` on the tenant and its ancestors; -1 when none.
   Milli Limit(TenantId t, size_t model) const;
   // Whether any tenant declares a guarantee for the model (otherwise nobody reclaims it).

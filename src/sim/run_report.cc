@@ -245,7 +245,8 @@ json RunMetrics(const RunFacts& f) {
                  {"growths", f.engine.counters().growths},
                  {"shrinks", f.engine.counters().shrinks},
                  {"preemptions_declined", f.engine.counters().preemptions_declined},
-                 {"preemptions_deferred", f.engine.counters().preemptions_deferred}};
+                 {"preemptions_deferred", f.engine.counters().preemptions_deferred},
+                 {"preemption_searches", f.engine.counters().preemption_searches}};
 
   return m;
 }

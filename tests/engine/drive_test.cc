@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/engine_testutil.h"
+#include "sched/preemption_cost.h"
 
 namespace tessera {
 namespace {
@@ -93,11 +94,16 @@ TEST(Drive, AManualPaceRunsEveryEventUpToUntilAndALastPassThere) {
   EXPECT_TRUE(h.engine->job(first).running());
   EXPECT_EQ(h.engine->job(second).state, JobState::kPending);
   EXPECT_GE(passes, 3);  // 0, 1 s and 30 s at least
-  // `after` may end the drive: a drive to the end stops after its first pass.
+  // `after` may end the drive: a drive to the end stops after its first pass. The first is
+  // second's next search for victims (its first found none at 1 s: it backs off 30 s).
   h.Finish(first, 40'000);
   int more = 0;
   DriveUntil(*h.engine, h.clock, kNever, [&] { return ++more < 1; });
   EXPECT_EQ(more, 1);
+  EXPECT_EQ(h.clock.Now(), 1'000 + kSearchBackoff);
+  EXPECT_EQ(h.engine->job(second).state, JobState::kPending);
+  more = 0;
+  DriveUntil(*h.engine, h.clock, kNever, [&] { return ++more < 1; });
   EXPECT_EQ(h.clock.Now(), 40'000);
   EXPECT_TRUE(h.engine->job(second).running());
 }

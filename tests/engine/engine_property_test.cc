@@ -12,6 +12,7 @@
 #include "engine/engine.h"
 #include "engine/engine_testutil.h"
 #include "sched/policy/builtin.h"
+#include "sched/preemption_cost.h"
 
 namespace tessera {
 namespace {
@@ -240,7 +241,9 @@ std::string RandomTenantFleet(Rng& rng) {
 // guarantee has a job waiting for longer than the jobs' checkpoint interval — its guarantee is
 // honoured in the cycle the job is considered (reclaim delay: one cycle; a job preempted in this
 // cycle waits for the next), or once the borrowers' runs reach their next checkpoint when that
-// loses less (docs/queueing.md#preemption-cost; minRunTime is 0 here).
+// loses less (docs/queueing.md#preemption-cost; minRunTime is 0 here), or — when its last
+// search for victims found none, say before a borrower started — once its search's backoff is
+// over (sched/preemption_cost.h SearchBackoff: at most kMaxSearchBackoff).
 TEST(EngineProperty, QuotaLimitsHoldAndGuaranteesAreHonoured) {
   int contended = 0;  // observations of a tenant waiting at or above its guarantee
   for (const char* ordering : {"fifo", "las"}) {
@@ -316,7 +319,7 @@ TEST(EngineProperty, QuotaLimitsHoldAndGuaranteesAreHonoured) {
             const bool below = waiting[t] && used[t] + 1000 <= q.guaranteed(id, 0);
             if (!below) below_since[t].reset();
             if (below && !below_since[t]) below_since[t] = clock.Now();
-            if (below && clock.Now() - *below_since[t] > kCheckpoint) {
+            if (below && clock.Now() - *below_since[t] > kCheckpoint + kMaxSearchBackoff) {
               std::string state;
               for (size_t u = 0; u < spec.tenants.size(); ++u)
                 state += " " + spec.tenants[u].path + "=" + std::to_string(used[u] / 1000) + "/" +

@@ -1,6 +1,7 @@
 // Scenario tests of the guards on preemption (docs/queueing.md#preemption-cost): a class's
 // minRunTime, longer after each preemption; a preemption declined when the preemptor's gain
-// does not pay for its victims; one put off until the victims' next checkpoints.
+// does not pay for its victims; one put off until the victims' next checkpoints; a search for
+// victims that found none backs off.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -138,6 +139,30 @@ TEST(PreemptionGuard, APreemptionWaitsForTheVictimsCheckpointWhenThatCostsLess) 
   EXPECT_EQ(h.engine->job(one).state, JobState::kRunning);
   EXPECT_EQ(Preempted(h), std::vector<std::string>{"low@600"});
   EXPECT_EQ(h.engine->job(low).lost_device_ms, 0.0);
+}
+
+TEST(PreemptionGuard, AJobWhoseSearchFoundNoRoomSearchesAgainOnlyAfterItsBackoff) {
+  Harness h("fifo", /*backfill=*/true, testing::kEngineFleet);  // minRunTime 0 here
+  // 8 devices of normal work for 2 minutes, 8 of low work for 100.
+  const JobId normal = h.Submit(Sized(h.spec, "normal", "normal", 8, 100 * kMin), 0);
+  h.Submit(Sized(h.spec, "low", "low", 8, 100 * kMin), 0);
+  h.RunUntil(0);
+  // At 1 minute a normal job wants all 16: stopping the low run would free only 8. It searches
+  // then (nothing), after 30 s (nothing), and next a minute later.
+  const JobId big = h.Submit(Sized(h.spec, "big", "normal", 16, 60 * kMin), kMin);
+  h.RunUntil(kMin + 30 * kSec);
+  EXPECT_EQ(h.engine->counters().preemption_searches, 2u);
+  // At 2 minutes the normal run ends: the low one could make room now, but big's next search
+  // is at 2:30 — without another event, it comes then.
+  h.Finish(normal, 2 * kMin);
+  h.RunUntil(2 * kMin + 29 * kSec);
+  EXPECT_EQ(h.engine->job(big).state, JobState::kPending);
+  EXPECT_EQ(h.engine->counters().preemption_searches, 2u);
+  h.RunUntil(2 * kMin + 30 * kSec);
+  EXPECT_EQ(h.engine->job(big).state, JobState::kRunning);
+  EXPECT_EQ(Preempted(h), std::vector<std::string>{"low@150"});
+  EXPECT_EQ(h.engine->counters().preemption_searches, 3u);
+  EXPECT_EQ(h.engine->job(big).searches_failed, 0);  // started: its backoff starts afresh
 }
 
 }  // namespace

@@ -12,6 +12,7 @@ namespace tessera {
 namespace {
 
 using testing::kMin;
+using testing::kSec;
 
 TEST(PreemptionCost, AStopCostsItsLostWorkAndRestartMoreEachTimeTheJobWasStoppedBefore) {
   // Two devices, 3 minutes since the checkpoint, a 1 minute restart: 8 device-minutes.
@@ -40,6 +41,17 @@ TEST(PreemptionCost, ProtectionDoublesWithEachPreemptionUpToEightTimes) {
   EXPECT_EQ(ProtectedFor(10 * kMin, 3), 80 * kMin);
   EXPECT_EQ(ProtectedFor(10 * kMin, 50), 80 * kMin);
   EXPECT_EQ(ProtectedFor(0, 5), 0);
+}
+
+TEST(PreemptionCost, ASearchThatFoundNothingBacksOffDoublingUpToEightMinutes) {
+  EXPECT_EQ(SearchBackoff(1), 30 * kSec);
+  EXPECT_EQ(SearchBackoff(2), kMin);
+  EXPECT_EQ(SearchBackoff(3), 2 * kMin);
+  EXPECT_EQ(SearchBackoff(4), 4 * kMin);
+  EXPECT_EQ(SearchBackoff(5), 8 * kMin);
+  EXPECT_EQ(SearchBackoff(6), kMaxSearchBackoff);
+  EXPECT_EQ(SearchBackoff(1000), kMaxSearchBackoff);
+  EXPECT_EQ(SearchBackoff(0), kSearchBackoff);  // as after one failure
 }
 
 TEST(PreemptionCost, WaitingForCheckpointsWhenThePreemptorsWaitCostsLessThanTheLostWork) {
