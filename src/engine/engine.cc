@@ -388,6 +388,20 @@ void Engine::Handle(const Event& e) {
       if (tick_at_ && *tick_at_ <= e.time) tick_at_.reset();
       dirty_ = true;
       return;
+    case EventKind::kPromote: {
+      JobRecord& j = jobs_[e.job.value()];
+      if (j.state != JobState::kPending || j.generation != e.generation) return;
+      // Its service so far is forgiven: its place in its tenant's queue is taken afresh.
+      std::set<QueueEntry>& queue = queues_[j.job.tenant.value()];
+      QueueEntry& entry = queue_entry_[j.id.value()];
+      if (queue.erase(entry) == 0) return;
+      j.forgiven_device_ms = j.attained_device_ms;
+      entry.key = ordering_.Key(j, now);
+      queue.insert(entry);
+      ++counters_.promotions;
+      dirty_ = true;
+      return;
+    }
     case EventKind::kUtilization: {
       JobRecord& j = jobs_[e.job.value()];
       if (!j.running() || j.generation != e.generation) return;
@@ -434,6 +448,17 @@ void Engine::Enqueue(JobRecord& j, TimeMs now) {
   if (const PolicyRule* burst = compiled_[j.id.value()]->burst) {
     Millis after = std::get<BurstRule>(burst->body).after;
     if (after > 0) PostAt(EventKind::kTick, now + after, {}, 0);
+  }
+  // Back in the queue after a run: a preemptive ordering may promote it after a while.
+  if (j.last_run_ms > 0) {
+    if (const Millis after = ordering_.PromoteAfter(j); after > 0) {
+      Event promote;
+      promote.time = now + after;
+      promote.kind = EventKind::kPromote;
+      promote.job = j.id;
+      promote.generation = j.generation;
+      events_.Push(promote);
+    }
   }
   QueueEntry e{
       -j.priority, j.job.deadline.value_or(kNever), ordering_.Key(j, now), j.submitted, j.key,
@@ -609,6 +634,7 @@ void Engine::StopRun(JobRecord& j, TimeMs now, bool lose_since_checkpoint) {
       lose_since_checkpoint ? LostSinceCheckpoint(j.last_start, now, j.job.checkpoint_interval) : 0;
   double milli = static_cast<double>(j.run_milli) / kMilliPerUnit;
   j.run_ms += elapsed;
+  j.last_run_ms = elapsed;
   j.attained_device_ms += static_cast<double>(elapsed) * milli;
   j.kept_ms += Progress(j, elapsed - lost);
   j.lost_device_ms += static_cast<double>(lost) * milli;

@@ -99,6 +99,9 @@ struct EngineCounters {
   // Searches for victims (each a walk of the running jobs that may be victims, and trial
   // releases when some could make room), made or found nothing.
   uint64_t preemption_searches = 0;
+  // Requeued jobs whose service a preemptive ordering forgave after their wait (starvation
+  // promotion, OrderingPolicy::PromoteAfter).
+  uint64_t promotions = 0;
 };
 
 // The scorers the configuration's weights rules name (`placement`), by name: a job that such a

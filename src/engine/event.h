@@ -23,6 +23,7 @@ enum class EventKind : uint8_t {
   kCordon,         // node: no new work on it; what runs there goes on
   kUncordon,       // node: takes new work again
   kDrain,          // node: cordoned, and its running jobs requeued (restart elsewhere)
+  kPromote,        // job + generation: a requeued job waited long enough to be promoted (LAS)
 };
 
 struct Event {

@@ -87,10 +87,13 @@ struct JobRecord {
   int32_t restarts = 0;           // times it went back to pending after running
   int32_t preemptions = 0;        // of those, by preemption
   double attained_device_ms = 0;  // device-milliseconds of service so far (LAS)
-  Millis run_ms = 0;              // time spent running, all runs together
-  double lost_device_ms = 0;      // work thrown away by restarts from a checkpoint
-  Millis kept_ms = 0;             // running time not thrown away (progress, in wall time)
-  TimeMs estimated_end = 0;       // of the current run, from the runtime estimate
+  // Of that, the service starvation promotion forgave (LAS: the job counts as unserved again).
+  double forgiven_device_ms = 0;
+  Millis last_run_ms = 0;     // the length of its last run (ended)
+  Millis run_ms = 0;          // time spent running, all runs together
+  double lost_device_ms = 0;  // work thrown away by restarts from a checkpoint
+  Millis kept_ms = 0;         // running time not thrown away (progress, in wall time)
+  TimeMs estimated_end = 0;   // of the current run, from the runtime estimate
 
   // The current run: one placement per task it has (every task, or an elastic gang's first
   // ones, in task order), the level the gang spans, the run's generation (events of an older

@@ -42,6 +42,13 @@ class OrderingPolicy {
   virtual bool speed_aware() const { return false; }
   // How often the engine re-evaluates when the policy is preemptive (0 = only on events).
   virtual Millis quantum() const { return 0; }
+  // Starvation promotion: how long a job that ran before and went back to the queue may wait
+  // before its service so far is forgiven (it counts as unserved, first in the policy's order);
+  // 0: never.
+  virtual Millis PromoteAfter(const JobRecord& job) const {
+    (void)job;
+    return 0;
+  }
 };
 
 // Attained service of a job at `now`, in device-milliseconds (running time x devices).

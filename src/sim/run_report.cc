@@ -246,7 +246,8 @@ json RunMetrics(const RunFacts& f) {
                  {"shrinks", f.engine.counters().shrinks},
                  {"preemptions_declined", f.engine.counters().preemptions_declined},
                  {"preemptions_deferred", f.engine.counters().preemptions_deferred},
-                 {"preemption_searches", f.engine.counters().preemption_searches}};
+                 {"preemption_searches", f.engine.counters().preemption_searches},
+                 {"promotions", f.engine.counters().promotions}};
 
   return m;
 }

@@ -4,6 +4,7 @@
 // victims that found none backs off.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -163,6 +164,42 @@ TEST(PreemptionGuard, AJobWhoseSearchFoundNoRoomSearchesAgainOnlyAfterItsBackoff
   EXPECT_EQ(Preempted(h), std::vector<std::string>{"low@150"});
   EXPECT_EQ(h.engine->counters().preemption_searches, 3u);
   EXPECT_EQ(h.engine->job(big).searches_failed, 0);  // started: its backoff starts afresh
+}
+
+TEST(PreemptionGuard, UnderLasAJobStarvedByShortOnesIsPromotedAfter64TimesItRan) {
+  Harness h("las", /*backfill=*/true, testing::kEngineFleet);
+  // A long job of 16 devices; from 4 minutes on, a short one of 16 devices every 3 minutes.
+  // The long one, past its first queue after 3.75 minutes (one device-hour), gives way to the
+  // first short one and, without promotion, to every one after it. All preemptible.
+  auto job = [&](const std::string& name, Millis runtime) {
+    Job j = Sized(h.spec, name, "normal", 16, runtime);
+    j.preemptible = true;
+    return j;
+  };
+  const JobId long_job = h.Submit(job("long", 600 * kMin), 0);
+  std::vector<JobId> shorts;
+  for (int k = 0; k < 100; ++k)
+    shorts.push_back(h.Submit(job("short" + std::to_string(k), 3 * kMin), (4 + 3 * k) * kMin));
+  std::optional<TimeMs> restarted;
+  for (TimeMs t = 0; t <= 300 * kMin && !restarted; t += kMin) {
+    h.RunUntil(t);
+    for (JobId s : shorts) {
+      const JobRecord& r = h.engine->job(s);
+      if (r.running() && t - r.last_start >= 3 * kMin) h.Finish(s, t);
+    }
+    h.RunUntil(t);
+    const JobRecord& l = h.engine->job(long_job);
+    if (t > 4 * kMin && l.running()) restarted = t;
+  }
+  ASSERT_FALSE(Preempted(h).empty());
+  EXPECT_EQ(Preempted(h).front(), "long@240");
+  // It ran 4 minutes: promoted at 4 + 256 minutes, it goes first when the short run then
+  // running ends.
+  ASSERT_TRUE(restarted.has_value());
+  EXPECT_GE(*restarted, 260 * kMin);
+  EXPECT_LE(*restarted, 263 * kMin);
+  EXPECT_EQ(h.engine->counters().promotions, 1u);
+  EXPECT_GT(h.engine->job(long_job).forgiven_device_ms, 0.0);
 }
 
 }  // namespace
