@@ -86,14 +86,13 @@ bool Engine::TryPreempt(JobRecord& j, CycleState& cs) {
 
 bool Engine::Frees(const JobRecord& v, const Compiled& c, ModelMask mask, bool waiting) const {
   for (const Placement& p : v.placements) {
-    const uint32_t cluster = cell_.node(p.node).cluster;
-    if (c.global && (c.global->constraints->verdicts[cluster] ||
-                     (waiting && spec_.clusters[cluster].tier == ClusterTier::kElastic)))
+    const NodeState& node = cell_.node(p.node);
+    if (c.global && (c.global->constraints->verdicts[node.cluster] ||
+                     (waiting && spec_.clusters[node.cluster].tier == ClusterTier::kElastic)))
       continue;
     if (c.mask == 0) return true;  // a CPU-only job needs only the node's CPU and memory
     // Its devices, or the CPU and memory beside devices of the mask.
-    for (const DeviceSlot& d : cell_.devices(p.node))
-      if ((mask >> d.model) & 1) return true;
+    if ((node.models & mask) != 0) return true;
   }
   return false;
 }
