@@ -27,6 +27,8 @@ struct Engine::Compiled : CompiledJob {
   // An elastic gang is tried whole first (TryStart): while set, its placement asks for every
   // task (whole_gang, whole_global) instead of its start.
   bool whole = false;
+  // What the quota is asked for on one model: every task while tried whole, else its start.
+  Milli request_milli() const { return whole ? device_milli : start_milli; }
   // An elastic gang's growth shapes (Engine::GrowthShape), by (growth group, models,
   // cluster, guard).
   std::map<std::tuple<int32_t, ModelMask, uint32_t, TaskShape::Guard>, TaskShape> growth_shapes;

@@ -393,7 +393,7 @@ ModelOrder Engine::AgnosticMasks(const JobRecord& j, const Compiled& c, ModelMas
   const QuotaRoom room = QuotaRoomFor(j, c, mine);
   ModelMask own = 0;
   for (size_t m = 0; m < cell_.model_count(); ++m)
-    if (((room.whole >> m) & 1) && quotas_.WithinGuarantee(j.job.tenant, RequestPerModel(j, m)))
+    if (((room.whole >> m) & 1) && quotas_.WithinGuarantee(j.job.tenant, m, c.request_milli()))
       own |= ModelMask{1} << m;
   return AgnosticOrder(mine, room.whole, own, j.task_count == 1);
 }
@@ -412,7 +412,7 @@ std::vector<Milli> Engine::RequestPerModel(const JobRecord& j, size_t model) con
   std::vector<Milli> per(cell_.model_count(), 0);
   // An elastic gang tried whole asks for all its tasks, else for its start.
   const Compiled& c = *compiled_[j.id.value()];
-  per[model] = c.whole ? c.device_milli : c.start_milli;
+  per[model] = c.request_milli();
   return per;
 }
 

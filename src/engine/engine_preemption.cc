@@ -69,7 +69,7 @@ ModelMask Engine::GuaranteeModels(const JobRecord& j) const {
   ModelMask within = 0;
   for (size_t m = 0; m < cell_.model_count(); ++m) {
     if (((c.mask >> m) & 1) && quotas_.Guarded(m) &&
-        quotas_.WithinGuarantee(j.job.tenant, m, c.whole ? c.device_milli : c.start_milli)) {
+        quotas_.WithinGuarantee(j.job.tenant, m, c.request_milli())) {
       within |= ModelMask{1} << m;
     }
   }

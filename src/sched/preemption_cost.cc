@@ -16,10 +16,8 @@ Millis ProtectedFor(Millis min_run, int32_t preemptions) {
 }
 
 Millis SearchBackoff(int32_t failures) {
-  Millis wait = kSearchBackoff;
-  for (int32_t i = 1; i < failures && wait < kMaxSearchBackoff; ++i)
-    wait *= 2;
-  return std::min(wait, kMaxSearchBackoff);
+  return std::min(kSearchBackoff << std::clamp(failures - 1, 0, kSearchBackoffDoublings),
+                  kMaxSearchBackoff);
 }
 
 double PreemptionGain(Milli devices, Millis wait_avoided, int32_t priority_gap) {

@@ -57,7 +57,8 @@ inline bool PreemptionPays(double gain, double cost) {
 // search thousands of running jobs again each cycle, and still searches again within a bounded
 // time (a reclaim owed to it comes within minutes, as Kueue's requeue backoff bounds it).
 inline constexpr Millis kSearchBackoff = 30 * 1000;
-inline constexpr Millis kMaxSearchBackoff = 8 * 60 * 1000;
+inline constexpr int32_t kSearchBackoffDoublings = 4;
+inline constexpr Millis kMaxSearchBackoff = kSearchBackoff << kSearchBackoffDoublings;  // 8 min
 Millis SearchBackoff(int32_t failures);
 
 // A victim's progress against its checkpoints.
