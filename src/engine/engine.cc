@@ -96,6 +96,10 @@ JobId Engine::Submit(Job job, TimeMs at) {
                        multi_cluster_ ? &summaries_ : nullptr,
                        multi_cluster_ ? &paths_ : nullptr};
   auto c = std::make_unique<Compiled>(CompileJob(job, id, standing, tables));
+  const auto [sig, fresh] =
+      signature_ids_.try_emplace(c->signature, static_cast<uint32_t>(signatures_.size()));
+  if (fresh) signatures_.push_back({job.tenant, c->mask, c->start_milli});
+  c->sig = sig->second;
   j.task_count = c->task_count;
   j.device_milli = c->device_milli;
   if (c->burst)
@@ -461,8 +465,8 @@ void Engine::Enqueue(JobRecord& j, TimeMs now) {
     }
   }
   QueueEntry e{
-      -j.priority, j.job.deadline.value_or(kNever), ordering_.Key(j, now), j.submitted, j.key,
-      j.id.value()};
+      -j.priority,  j.job.deadline.value_or(kNever), ordering_.Key(j, now), j.submitted, j.key,
+      j.id.value(), compiled_[j.id.value()]->sig};
   queue_entry_[j.id.value()] = e;
   queues_[j.job.tenant.value()].insert(e);
   ++pending_count_;

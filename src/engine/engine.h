@@ -216,6 +216,11 @@ class Engine final : public EventSink {
   bool TryPreempt(JobRecord& j, CycleState& cs);
   // The job's models of which its tenant's guarantee still covers the whole job.
   ModelMask GuaranteeModels(const JobRecord& j) const;
+  // The same for any job of signature `sig` tried for its start (Compiled::sig), kept until
+  // the quota's usage changes: the queue's walk asks it of every job within a guarantee
+  // without reading the job.
+  ModelMask GuaranteeModelsOf(uint32_t sig) const;
+  ModelMask WithinGuaranteeOn(TenantId tenant, ModelMask mask, Milli request) const;
   // One pass: `reclaim` = 0 for the first, the models reclaimed for the second; `holds` for
   // the third, the reservation holds whose borrowers an owner takes its devices back from.
   bool PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_t holds = 0);
@@ -448,8 +453,18 @@ class Engine final : public EventSink {
   StableVector<JobRecord> jobs_;
   std::vector<std::unique_ptr<Compiled>> compiled_;
   std::map<uint32_t, PlacementExplained> explained_;  // by job, in explain mode only
-  // A pending job's place in its tenant's queue: priority class (higher first), the ordering
-  // policy's key, submission time, submission sequence.
+  // Signatures (CompiledJob::signature) as small numbers (Compiled::sig), each with what the
+  // guarantee check of its jobs needs (equal signatures: equal tenant, models and start) and
+  // that check's last answer, valid while the quota's version is the one it was made at.
+  struct SignatureFacts {
+    TenantId tenant;
+    ModelMask mask = 0;
+    Milli start_milli = 0;
+    uint64_t quota_version = ~uint64_t{0};
+    ModelMask within = 0;
+  };
+  std::map<std::vector<uint32_t>, uint32_t> signature_ids_;
+  mutable std::vector<SignatureFacts> signatures_;  // by sig; the answers are a cache
   // A pending job's place in its tenant's queue: priority class, then the earliest deadline
   // (EDF; none = kNever, after every job with one), then the ordering policy's key, age and
   // submission sequence.
@@ -460,6 +475,7 @@ class Engine final : public EventSink {
     TimeMs submitted = 0;
     uint64_t seq = 0;
     uint32_t id = 0;
+    uint32_t sig = 0;  // the job's Compiled::sig (after id: never decides the order)
     auto operator<=>(const QueueEntry&) const = default;
   };
   std::map<uint32_t, std::set<QueueEntry>> queues_;  // by tenant

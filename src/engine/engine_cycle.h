@@ -9,6 +9,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -20,6 +22,7 @@ namespace tessera {
 // per-model variants (hetero placement) and its standing in the speed pool.
 struct Engine::Compiled : CompiledJob {
   explicit Compiled(CompiledJob c) : CompiledJob(std::move(c)) {}
+  uint32_t sig = 0;            // its signature's number (Engine::signature_ids_)
   bool in_speed_pool = false;  // counted in the engine's speed_pool_
   Milli run_speed = 0;         // of the current run
   std::map<std::tuple<ModelMask, uint32_t, TaskShape::Guard, bool>, GangRequest>
@@ -53,10 +56,10 @@ struct Engine::CycleState {
     Millis left = -1;  // the refused job's runtime still to run; -1: no estimate
     uint32_t job = 0;  // the job refused (its explanation speaks for the others)
   };
-  std::map<std::vector<uint32_t>, Refusal> refused[2];
-  std::set<uint32_t> stopped;                     // jobs preempted in this cycle
-  int32_t preemptions_failed = 0;                 // searches for victims that found none
-  std::set<std::vector<uint32_t>> no_victims[2];  // as `refused`: preemption found no room
+  std::unordered_map<uint32_t, Refusal> refused[2];  // by signature number
+  std::set<uint32_t> stopped;                        // jobs preempted in this cycle
+  int32_t preemptions_failed = 0;                    // searches for victims that found none
+  std::unordered_set<uint32_t> no_victims[2];        // as `refused`: preemption found no room
   // The earliest time a running job passed over as a victim only for its age (its class's
   // minRunTime) may be preempted.
   TimeMs protected_until = kNever;
@@ -69,7 +72,7 @@ struct Engine::CycleState {
   // The refusal that applies to a job of this signature that has `left` to run: its own
   // kind's, or (while elastic clusters are closed to it) a bursting job's. A budget refusal
   // speaks only for jobs that would run at least as long (and so cost as much each day).
-  const Refusal* Refused(const std::vector<uint32_t>& signature, bool closed, Millis left) const {
+  const Refusal* Refused(uint32_t signature, bool closed, Millis left) const {
     for (int i = closed ? 1 : 0; i >= 0; --i) {
       auto it = refused[i].find(signature);
       if (it == refused[i].end()) continue;
@@ -80,7 +83,7 @@ struct Engine::CycleState {
     }
     return nullptr;
   }
-  bool NoVictims(const std::vector<uint32_t>& signature, bool closed) const {
+  bool NoVictims(uint32_t signature, bool closed) const {
     return no_victims[closed ? 1 : 0].count(signature) ||
            (closed && no_victims[0].count(signature));
   }

@@ -95,11 +95,12 @@ void Engine::PlacePending(CycleState& cs) {
     const std::optional<size_t> next = NextQueue(cursors.size(), head, shares_of);
     if (!next) break;
     Cursor* best = &cursors[*next];
-    JobRecord& j = jobs_[(best->it++)->id];
+    const QueueEntry& entry = *best->it++;
+    JobRecord& j = jobs_[entry.id];
     if (j.reason == PendingReason::kInfeasible) continue;
     // A job within its tenant's guarantee is owed its devices now: a blocked job ahead of it
     // (which may only need borrowed capacity) neither stops it nor reserves against it.
-    if (cs.blocked && GuaranteeModels(j) != 0) {
+    if (cs.blocked && GuaranteeModelsOf(entry.sig) != 0) {
       if (TryStart(j, cs) == PendingReason::kNone) ++counters_.backfilled;
       continue;
     }
@@ -113,7 +114,7 @@ void Engine::PlacePending(CycleState& cs) {
     }
     const Compiled& c = *compiled_[j.id.value()];
     if (const CycleState::Refusal* r =
-            cs.Refused(c.signature, ElasticClosed(j, c, cs.now), RuntimeLeft(j));
+            cs.Refused(c.sig, ElasticClosed(j, c, cs.now), RuntimeLeft(j));
         r && r->reason == PendingReason::kResources) {
       j.reason = PendingReason::kResources;
       j.detail = r->detail;
@@ -215,7 +216,7 @@ Milli Engine::SpeedOn(const Compiled& c, const std::vector<Placement>& placement
 PendingReason Engine::TryStart(JobRecord& j, CycleState& cs) {
   const Compiled& c = *compiled_[j.id.value()];
   const bool waiting = ElasticClosed(j, c, cs.now);
-  if (const CycleState::Refusal* r = cs.Refused(c.signature, waiting, RuntimeLeft(j))) {
+  if (const CycleState::Refusal* r = cs.Refused(c.sig, waiting, RuntimeLeft(j))) {
     j.reason = r->reason;
     j.detail = r->detail;
     if (options_.explain) ExplainAs(j, r->job);
@@ -252,7 +253,7 @@ PendingReason Engine::TryStart(JobRecord& j, CycleState& cs) {
   // (SearchBackoff), or waits for the victims' checkpoints its preemption was deferred to. A
   // budget's refusal is no victim's doing: stopping runs frees no money for today.
   if (refused != PendingReason::kBudget && cs.now >= j.search_again_at &&
-      !cs.NoVictims(c.signature, waiting) && cs.preemptions_failed < options_.preemption_attempts) {
+      !cs.NoVictims(c.sig, waiting) && cs.preemptions_failed < options_.preemption_attempts) {
     cs.deferred_to = kNever;
     const TimeMs protected_before = std::exchange(cs.protected_until, kNever);
     ++counters_.preemption_searches;
@@ -260,7 +261,7 @@ PendingReason Engine::TryStart(JobRecord& j, CycleState& cs) {
       cs.protected_until = std::min(cs.protected_until, protected_before);
       return PendingReason::kNone;
     }
-    cs.no_victims[waiting ? 1 : 0].insert(c.signature);
+    cs.no_victims[waiting ? 1 : 0].insert(c.sig);
     ++cs.preemptions_failed;
     // Victims it passed over for their age: it searches again when the first comes of age.
     const TimeMs of_age =
@@ -279,7 +280,7 @@ PendingReason Engine::TryStart(JobRecord& j, CycleState& cs) {
     PostAt(EventKind::kTick, budget_tick_, {}, 0);
   }
   cs.refused[waiting ? 1 : 0].emplace(
-      c.signature, CycleState::Refusal{j.reason, j.detail, RuntimeLeft(j), j.id.value()});
+      c.sig, CycleState::Refusal{j.reason, j.detail, RuntimeLeft(j), j.id.value()});
   return j.reason;
 }
 

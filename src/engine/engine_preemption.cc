@@ -66,12 +66,27 @@ bool Engine::MayPreempt(const JobRecord& preemptor, const JobRecord& victim, Mod
 
 ModelMask Engine::GuaranteeModels(const JobRecord& j) const {
   const Compiled& c = *compiled_[j.id.value()];
+  // Tried whole, an elastic gang asks for more than its signature's start.
+  return c.whole ? WithinGuaranteeOn(j.job.tenant, c.mask, c.request_milli())
+                 : GuaranteeModelsOf(c.sig);
+}
+
+ModelMask Engine::GuaranteeModelsOf(uint32_t sig) const {
+  SignatureFacts& s = signatures_[sig];
+  if (s.quota_version != quotas_.version()) {
+    s.within = WithinGuaranteeOn(s.tenant, s.mask, s.start_milli);
+    s.quota_version = quotas_.version();
+  }
+  return s.within;
+}
+
+ModelMask Engine::WithinGuaranteeOn(TenantId tenant, ModelMask mask, Milli request) const {
   ModelMask within = 0;
-  for (size_t m = 0; m < cell_.model_count(); ++m) {
-    if (((c.mask >> m) & 1) && quotas_.Guarded(m) &&
-        quotas_.WithinGuarantee(j.job.tenant, m, c.request_milli())) {
-      within |= ModelMask{1} << m;
-    }
+  for (ModelMask m = mask; m != 0; m &= m - 1) {
+    const auto model = static_cast<size_t>(std::countr_zero(m));
+    if (model < cell_.model_count() && quotas_.Guarded(model) &&
+        quotas_.WithinGuarantee(tenant, model, request))
+      within |= ModelMask{1} << model;
   }
   return within;
 }
