@@ -6,6 +6,18 @@
 
 namespace tessera {
 
+std::vector<bool> ReservationScope(const Spec& spec, const ReservationRule& r) {
+  std::vector<bool> in_scope(spec.clusters.size(), false);
+  for (size_t c = 0; c < spec.clusters.size(); ++c) {
+    const bool named = std::find(r.clusters.begin(), r.clusters.end(),
+                                 ClusterId(static_cast<uint32_t>(c))) != r.clusters.end();
+    const bool in_region =
+        std::find(r.regions.begin(), r.regions.end(), spec.clusters[c].region) != r.regions.end();
+    in_scope[c] = (r.clusters.empty() && r.regions.empty()) || named || in_region;
+  }
+  return in_scope;
+}
+
 DeviceHolds::DeviceHolds(const Spec& spec, const CellState& cell) : spec_(spec), cell_(cell) {
   for (const PolicyRule& rule : spec.policies) {
     if (rule.kind() != RuleKind::kReservation || holds_.size() == 64) continue;
@@ -15,14 +27,7 @@ DeviceHolds::DeviceHolds(const Spec& spec, const CellState& cell) : spec_(spec),
     h.model = static_cast<uint16_t>(r.model.value());
     h.count = static_cast<Milli>(r.count) * kMilliPerUnit;
     h.lend = r.lend_preemptibly;
-    h.in_scope.assign(spec.clusters.size(), false);
-    for (size_t c = 0; c < spec.clusters.size(); ++c) {
-      const bool named = std::find(r.clusters.begin(), r.clusters.end(),
-                                   ClusterId(static_cast<uint32_t>(c))) != r.clusters.end();
-      const bool in_region =
-          std::find(r.regions.begin(), r.regions.end(), spec.clusters[c].region) != r.regions.end();
-      h.in_scope[c] = (r.clusters.empty() && r.regions.empty()) || named || in_region;
-    }
+    h.in_scope = ReservationScope(spec, r);
     for (uint32_t n = 0; n < cell.node_count(); ++n) {
       if (!h.in_scope[cell.node(n).cluster]) continue;
       for (const DeviceSlot& d : cell.devices(n))

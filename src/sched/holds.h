@@ -25,6 +25,10 @@
 
 namespace tessera {
 
+// The clusters a reservation holds its devices in (by cluster): those it names, those in the
+// regions it names, every cluster when it names neither.
+std::vector<bool> ReservationScope(const Spec& spec, const ReservationRule& r);
+
 class DeviceHolds {
  public:
   DeviceHolds(const Spec& spec, const CellState& cell);

@@ -20,16 +20,21 @@
 // seeded generator; then, on a fleet that declares datasets, a second stream of the same seed picks
 // what the jobs read: half the training and fine-tune jobs and a third of the batch and eval
 // jobs read one dataset drawn uniformly — kept only where its residency still leaves the job a
-// non-elastic cluster its policies allow, with a model of its kind its tenant's quota admits
-// (so residency constrains jobs without making them infeasible). Drawn last, it leaves every
-// other draw as it was.
+// non-elastic cluster its policies allow with room for its whole gang on a model of its kind
+// that its tenant may count on without borrowing (its guarantee where the model is guaranteed
+// to anyone, else its limit), beside what reservations hold for others. So residency narrows where
+// a job may run without leaving it only borrowed capacity or none: comparing baselines measures the
+// scheduler, not the draw. Drawn last, it leaves every other draw as it was.
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "sched/constraints.h"
+#include "sched/holds.h"
+#include "sched/policy_match.h"
 #include "sched/quota.h"
 #include "sim/workload.h"
 
@@ -153,18 +158,43 @@ double DrawJob(Rng& rng, const Universe& u, int64_t i, TraceJob& tj, Millis chec
   return demand;
 }
 
-// Whether the job, with its datasets, may still run somewhere: a non-elastic cluster its
-// constraints allow that has a model of the job's kind its tenant's quota admits.
-bool MayRunSomewhere(const Spec& spec, const QuotaTracker& quotas,
-                     const std::vector<ModelMask>& cluster_models, const Job& job) {
+// The devices (milli) of each model in each cluster (by cluster, then model).
+using ClusterDevices = std::vector<std::vector<Milli>>;
+
+// How much of a model the tenant may count on without borrowing: its own guarantee where any
+// tenant is guaranteed the model (others may take back what it borrows), else its limit.
+Milli Entitled(const QuotaTracker& quotas, TenantId t, size_t model) {
+  if (quotas.Guarded(model)) return quotas.guaranteed(t, model);
+  const Milli limit = quotas.Limit(t, model);
+  return limit < 0 ? std::numeric_limits<Milli>::max() : limit;
+}
+
+// Whether the job, with its datasets, may still run on what its tenant is entitled to: a
+// non-elastic cluster its constraints allow holds its whole gang on one model of its kind of
+// which its tenant may count on the gang (Entitled), counting only devices no reservation
+// holds for others (a preemptible job counts those a reservation lends preemptibly).
+bool MayRunWithinGuarantee(const Spec& spec, const QuotaTracker& quotas, ClusterDevices devices,
+                           const Job& job) {
+  const TaskGroup& g = job.task_groups.front();
+  const Milli gang = static_cast<Milli>(g.count) * g.request.devices.milli_each;
+  const bool preemptible = job.preemptible.value_or(true);
+  for (const PolicyRule& rule : spec.policies) {
+    if (rule.kind() != RuleKind::kReservation || MatchesJob(spec, rule.match, job)) continue;
+    const auto& r = std::get<ReservationRule>(rule.body);
+    if (r.lend_preemptibly && preemptible) continue;
+    const std::vector<bool> in_scope = ReservationScope(spec, r);
+    for (size_t c = 0; c < spec.clusters.size(); ++c) {
+      Milli& left = devices[c][r.model.value()];
+      if (in_scope[c]) left = std::max<Milli>(0, left - r.count * kMilliPerUnit);
+    }
+  }
   const JobConstraints constraints = CompileConstraints(spec, job);
-  const std::optional<DeviceKind> kind = job.task_groups.front().request.devices.kind;
+  const std::optional<DeviceKind> kind = g.request.devices.kind;
   for (size_t c = 0; c < spec.clusters.size(); ++c) {
     if (constraints.verdicts[c] || spec.clusters[c].tier == ClusterTier::kElastic) continue;
-    for (ModelMask m = cluster_models[c]; m != 0; m &= m - 1) {
-      const auto model = static_cast<size_t>(std::countr_zero(m));
-      if ((!kind || spec.device_models[model].kind == *kind) &&
-          quotas.Limit(job.tenant, model) != 0)
+    for (size_t m = 0; m < spec.device_models.size(); ++m) {
+      if ((!kind || spec.device_models[m].kind == *kind) && devices[c][m] >= gang &&
+          Entitled(quotas, job.tenant, m) >= gang)
         return true;
     }
   }
@@ -173,10 +203,10 @@ bool MayRunSomewhere(const Spec& spec, const QuotaTracker& quotas,
 
 void AssignDatasets(const Spec& spec, const QuotaTracker& quotas, uint64_t seed, Workload& w) {
   if (spec.datasets.empty()) return;
-  std::vector<ModelMask> cluster_models(spec.clusters.size(), 0);
+  ClusterDevices devices(spec.clusters.size(), std::vector<Milli>(spec.device_models.size(), 0));
   for (const Node& n : spec.nodes)
     for (const Device& d : n.devices)
-      cluster_models[n.cluster.value()] |= ModelMask{1} << d.model.value();
+      devices[n.cluster.value()][d.model.value()] += kMilliPerUnit;
   SeededRng rng(seed ^ 0xda7a5e7ULL);
   for (TraceJob& tj : w.jobs) {
     Job& job = tj.job;
@@ -184,7 +214,7 @@ void AssignDatasets(const Spec& spec, const QuotaTracker& quotas, uint64_t seed,
         job.job_class == WorkloadClass::kTraining || job.job_class == WorkloadClass::kFinetune;
     if (rng.Uniform(6) >= (trains ? 3u : 2u)) continue;
     job.datasets = {DatasetId(static_cast<uint32_t>(rng.Uniform(spec.datasets.size())))};
-    if (!MayRunSomewhere(spec, quotas, cluster_models, job)) job.datasets.clear();
+    if (!MayRunWithinGuarantee(spec, quotas, devices, job)) job.datasets.clear();
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "config/loader.h"
 #include "sim/workload.h"
@@ -161,8 +162,14 @@ TEST(Synthetic, TheSameSeedDrawsTheSameJobsAndAnotherSeedOthers) {
 
 // Two regions; dataset "local" may be processed in east only, "anywhere" has no residency.
 // East has GPUs only (G1), west GPUs and NPUs; tenant a has no quota on G1.
-Spec FleetWithDatasets() {
-  LoadResult loaded = LoadSpecTexts({{"fleet.yaml", R"(deviceModels:
+// Two clusters, 32 G1 in east and 32 G2 with 32 N1 in west; a dataset that must stay in east
+// and one that may go anywhere; `tenants` (and policies) as given.
+Spec FleetWithDatasets(const std::string& tenants = R"(tenants:
+  - name: a
+    quotas: {G1: {limit: 0}}
+  - name: b
+)") {
+  LoadResult loaded = LoadSpecTexts({{"fleet.yaml", std::string(R"(deviceModels:
   - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
   - {name: G2, kind: gpu, vendor: nvidia, memory: 80Gi}
   - {name: N1, kind: npu, vendor: huawei, memory: 64Gi}
@@ -184,13 +191,26 @@ clusters:
 datasets:
   - {name: local, region: east, size: 1Ti, residency: [east]}
   - {name: anywhere, region: west, size: 1Ti}
-tenants:
-  - name: a
-    quotas: {G1: {limit: 0}}
-  - name: b
-)"}});
-  EXPECT_TRUE(loaded.spec.has_value());
+)") + tenants}});
+  EXPECT_TRUE(loaded.spec.has_value()) << loaded.diagnostics.ToString();
   return std::move(*loaded.spec);
+}
+
+// The devices one job asks for, in milli.
+Milli GangMilli(const Job& job) {
+  const TaskGroup& g = job.task_groups.front();
+  return static_cast<Milli>(g.count) * g.request.devices.milli_each;
+}
+
+// The jobs of 3,000 drawn on `spec` that read the dataset "local".
+std::vector<Job> LocalReaders(const Spec& spec) {
+  const DatasetId local = *spec.FindDataset("local");
+  ImportOptions o;
+  o.jobs = 3000;
+  std::vector<Job> readers;
+  for (TraceJob& tj : SyntheticWorkload(spec, o).jobs)
+    if (!tj.job.datasets.empty() && tj.job.datasets[0] == local) readers.push_back(tj.job);
+  return readers;
 }
 
 TEST(Synthetic, JobsReadDatasetsOnlyWhereTheirResidencyLeavesThemSomewhereToRun) {
@@ -231,6 +251,55 @@ TEST(Synthetic, JobsReadDatasetsOnlyWhereTheirResidencyLeavesThemSomewhereToRun)
     EXPECT_EQ(without.jobs[i].work, w.jobs[i].work);
     EXPECT_TRUE(without.jobs[i].job.datasets.empty());
   }
+}
+
+// Where a model is guaranteed to anyone, a tenant counts only on its own guarantee of it: a
+// dataset stays in east only for jobs whose tenant is guaranteed their whole gang of G1 there.
+TEST(Synthetic, DatasetsStayOnlyWhereTheTenantIsGuaranteedTheWholeGang) {
+  Spec spec = FleetWithDatasets(R"(tenants:
+  - name: a
+    quotas: {G2: {guaranteed: 16}}
+  - name: b
+    quotas: {G1: {guaranteed: 16}}
+)");
+  const std::vector<Job> readers = LocalReaders(spec);
+  for (const Job& job : readers) {
+    EXPECT_EQ(spec.tenant(job.tenant).path, "b") << job.name;   // a may borrow G1, not count on it
+    EXPECT_LE(GangMilli(job), 16 * kMilliPerUnit) << job.name;  // a 32-gang would borrow
+  }
+  EXPECT_GT(readers.size(), 50u);
+}
+
+// Devices a reservation holds for others do not count; a preemptible job counts those it lends
+// preemptibly. 30 of east's 32 G1 are held for a: b's non-preemptible jobs (training, eval) read
+// "local" only with at most 2 devices, its preemptible fine-tunes with more.
+TEST(Synthetic, DatasetsStayOnlyWhereReservationsForOthersLeaveTheGangRoom) {
+  Spec spec = FleetWithDatasets(R"(tenants:
+  - name: a
+    quotas: {G2: {guaranteed: 8}}
+  - name: b
+    quotas: {G1: {guaranteed: 32}}
+policies:
+  - name: held-for-a
+    kind: reservation
+    match: {tenants: [a]}
+    model: G1
+    count: 30
+    clusters: [e]
+    lendPreemptibly: true
+)");
+  int b_reads = 0, b_wide_preemptible = 0;
+  for (const Job& job : LocalReaders(spec)) {
+    if (spec.tenant(job.tenant).path != "b") continue;
+    ++b_reads;
+    if (!job.preemptible.value_or(true)) {
+      EXPECT_LE(GangMilli(job), 2 * kMilliPerUnit) << job.name;
+    } else if (GangMilli(job) > 2 * kMilliPerUnit) {
+      ++b_wide_preemptible;
+    }
+  }
+  EXPECT_GT(b_reads, 50);
+  EXPECT_GT(b_wide_preemptible, 10);
 }
 
 }  // namespace
