@@ -318,6 +318,7 @@ void Engine::Handle(const Event& e) {
       JobRecord& j = jobs_[e.job.value()];
       // Cancelled before it arrived, or adopted as running.
       if (j.state != JobState::kPending) return;
+      j.asked_within_guarantee = GuaranteeModels(j) != 0;
       Enqueue(j, now);
       JoinSpeedPool(j, +1);
       dirty_ = true;

@@ -106,6 +106,9 @@ struct JobRecord {
   std::optional<TimeMs> idle_since;
   bool idle_noticed = false;
   bool borrowing = false;  // the run uses capacity beyond its tenant's guarantee
+  // When it arrived, its tenant's guarantee of a model it accepts still covered it: it is owed
+  // its devices, by reclaim if need be (metrics.json queue_s_within_guarantee).
+  bool asked_within_guarantee = false;
   // Set for the backend's Stop of a preempted run: the time it has to checkpoint and exit
   // (its preemption rule's gracePeriod; 0 = stop at once, losing the work since the last
   // checkpoint).

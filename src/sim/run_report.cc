@@ -59,7 +59,8 @@ struct PerTenant {
   size_t count = 0;
   std::vector<double> jct, queue;
   std::map<std::string, std::vector<double>> queue_by_class;
-  double device_ms = 0;  // device time of every run, restarts included
+  std::vector<double> queue_owed;  // of the jobs that asked within the tenant's guarantee
+  double device_ms = 0;            // device time of every run, restarts included
 };
 
 // What the jobs' records say at the end of the run (service replicas are under `services`).
@@ -114,6 +115,7 @@ JobStats GatherJobs(const RunFacts& f) {
       pt.jct.push_back(c);
       pt.queue.push_back(q);
       pt.queue_by_class[cls].push_back(q);
+      if (j.asked_within_guarantee) pt.queue_owed.push_back(q);
     } else if (j.state == JobState::kFailed) {
       ++s.failed;
     } else if (j.state == JobState::kCancelled) {
@@ -205,6 +207,7 @@ json RunMetrics(const RunFacts& f) {
         {"jct_s", Summary(pt.jct)},
         {"queue_s", Summary(pt.queue)},
         {"queue_s_by_class", by_class},
+        {"queue_s_within_guarantee", Summary(pt.queue_owed)},
         {"mean_slowdown",
          pt.count ? json(Round3(pt.slowdown / static_cast<double>(pt.count))) : json(nullptr)},
         {"gpu_hours", Round3(pt.device_ms / 3.6e6)}};

@@ -646,6 +646,7 @@ TEST(SimRun, ReportComparesThePoliciesInARealBrowser) {
        at != std::string::npos && at < dom.find("</table>", table); at = dom.find("<tr>", at + 1))
     ++tenant_rows;
   EXPECT_EQ(tenant_rows, 1 + 3 * tenants) << "a header and a row per tenant and policy";
+  EXPECT_NE(dom.find("queue s: asked within guarantee", table), std::string::npos);
 
   const fs::path shot = dir / "report.png";
   auto [shot_code, ignored] = browse("--window-size=1200,3600 --screenshot=" + shot.string());

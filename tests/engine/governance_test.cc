@@ -66,12 +66,16 @@ TEST(Governance, BorrowedCapacityIsReclaimedWhenItsOwnerNeedsIt) {
   EXPECT_FALSE(h.engine->job(as[0]).borrowing);
   EXPECT_TRUE(h.engine->job(as[4]).borrowing);
   EXPECT_TRUE(h.engine->job(as[5]).borrowing);
+  // The first four asked within a's guarantee (4), the others beyond it.
+  for (int i = 0; i < 7; ++i)
+    EXPECT_EQ(h.engine->job(as[i]).asked_within_guarantee, i < 4) << i;
 
   // b comes back for 3 devices: 2 are free, and 1 more is reclaimed from a's borrowed jobs —
   // the one that loses the least work (the youngest, a5), not a job within a's guarantee.
   JobId b = h.Submit(TenantJob(h, "b0", "org/b", 3, 100 * kSec), 20 * kSec);
   h.RunUntil(20 * kSec);
   ASSERT_EQ(h.engine->job(b).state, JobState::kRunning);
+  EXPECT_TRUE(h.engine->job(b).asked_within_guarantee);
   EXPECT_EQ(Preemptions(h), std::vector<std::string>{"a5 preempted-by:b0 quota-reclaim"});
   EXPECT_EQ(h.engine->job(as[5]).state, JobState::kPending);
   EXPECT_EQ(h.engine->quotas().usage(a, 0), 5000);
