@@ -96,9 +96,17 @@ JobId Engine::Submit(Job job, TimeMs at) {
                        multi_cluster_ ? &summaries_ : nullptr,
                        multi_cluster_ ? &paths_ : nullptr};
   auto c = std::make_unique<Compiled>(CompileJob(job, id, standing, tables));
+  c->reachable = c->mask;
+  if (c->global) {
+    ModelMask present = 0;
+    for (uint32_t cl = 0; cl < spec_.clusters.size(); ++cl)
+      if (!c->global->constraints->verdicts[cl]) present |= summaries_.models(cl);
+    c->reachable &= present;
+  }
+  // Equal signatures: equal shapes (so models and start) and scope (so reachable models).
   const auto [sig, fresh] =
       signature_ids_.try_emplace(c->signature, static_cast<uint32_t>(signatures_.size()));
-  if (fresh) signatures_.push_back({job.tenant, c->mask, c->start_milli});
+  if (fresh) signatures_.push_back({job.tenant, c->reachable, c->start_milli});
   c->sig = sig->second;
   j.task_count = c->task_count;
   j.device_milli = c->device_milli;

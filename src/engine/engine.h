@@ -214,7 +214,11 @@ class Engine final : public EventSink {
   // ordering), else — when the job's tenant is within its guarantee of some models — capacity
   // other tenants borrowed of those models, with the job placed on them.
   bool TryPreempt(JobRecord& j, CycleState& cs);
-  // The job's models of which its tenant's guarantee still covers the whole job.
+  // Whether the run holds devices of a model some tenant is guaranteed (with `borrowing`
+  // false: a run within its tenant's guarantee).
+  bool UsesGuardedModels(const JobRecord& j) const;
+  // The job's models, of those a cluster it may use has, of which its tenant's guarantee still
+  // covers the whole job.
   ModelMask GuaranteeModels(const JobRecord& j) const;
   // The same for any job of signature `sig` tried for its start (Compiled::sig), kept until
   // the quota's usage changes: the queue's walk asks it of every job within a guarantee

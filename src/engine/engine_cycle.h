@@ -22,7 +22,10 @@ namespace tessera {
 // per-model variants (hetero placement) and its standing in the speed pool.
 struct Engine::Compiled : CompiledJob {
   explicit Compiled(CompiledJob c) : CompiledJob(std::move(c)) {}
-  uint32_t sig = 0;            // its signature's number (Engine::signature_ids_)
+  uint32_t sig = 0;  // its signature's number (Engine::signature_ids_)
+  // Its models that some cluster its constraints allow has: a guarantee of another model
+  // cannot be given to it, by reclaim or otherwise.
+  ModelMask reachable = 0;
   bool in_speed_pool = false;  // counted in the engine's speed_pool_
   Milli run_speed = 0;         // of the current run
   std::map<std::tuple<ModelMask, uint32_t, TaskShape::Guard, bool>, GangRequest>

@@ -26,16 +26,17 @@ const PreemptionRule* Engine::PreemptionRuleOf(const JobRecord& j) const {
 bool Engine::MayPreempt(const JobRecord& preemptor, const JobRecord& victim, ModelMask reclaim,
                         TimeMs now, uint64_t holds) const {
   if (!victim.running() || victim.id == preemptor.id) return false;
-  if (victim.priority > preemptor.priority) return false;  // never a higher class
-  // Held devices come back from whoever borrowed them (preemptibly, by the rule's terms).
+  // Held devices come back from whoever borrowed them (preemptibly, by the rule's terms), of no
+  // higher class.
   if (holds != 0) {
-    return victim.preemptible &&
+    return victim.priority <= preemptor.priority && victim.preemptible &&
            holds_.Borrows(victim.placements, compiled_[victim.id.value()]->holds, holds);
   }
   bool reclaimed = false;
   if (reclaim != 0) {
     // Only capacity the victim's tenant borrowed of a reclaimed model: the tenant holds more
-    // of it than its guarantee (the preemptor's own tenant never reclaims from itself).
+    // of it than its guarantee (the preemptor's own tenant never reclaims from itself). Of any
+    // class, as Kueue's reclaimWithinCohort: Any: what was borrowed was lent preemptibly.
     if (victim.job.tenant == preemptor.job.tenant) return false;
     for (const Placement& p : victim.placements) {
       auto devices = cell_.devices(p.node);
@@ -46,6 +47,12 @@ bool Engine::MayPreempt(const JobRecord& preemptor, const JobRecord& victim, Mod
     }
     if (!reclaimed) return false;
   } else {
+    if (victim.priority > preemptor.priority) return false;  // never a higher class
+    // Nor, across tenants, a run within its own tenant's guarantee: another tenant takes only
+    // what was borrowed, by reclaim (as Kueue preempts across ClusterQueues by default). Else a
+    // tenant's reclaimed borrowers of a higher class would take the devices back at once.
+    if (victim.job.tenant != preemptor.job.tenant && !victim.borrowing && UsesGuardedModels(victim))
+      return false;
     bool lower = victim.priority < preemptor.priority;
     bool displaced =
         !lower && ordering_.preemptive() && ordering_.Displaces(preemptor, victim, now);
@@ -64,10 +71,19 @@ bool Engine::MayPreempt(const JobRecord& preemptor, const JobRecord& victim, Mod
   return FreesModels(cell_, victim.placements, mask);
 }
 
+bool Engine::UsesGuardedModels(const JobRecord& j) const {
+  for (const Placement& p : j.placements) {
+    auto devices = cell_.devices(p.node);
+    for (const DeviceUse& u : p.devices)
+      if (quotas_.Guarded(devices[u.index].model)) return true;
+  }
+  return false;
+}
+
 ModelMask Engine::GuaranteeModels(const JobRecord& j) const {
   const Compiled& c = *compiled_[j.id.value()];
   // Tried whole, an elastic gang asks for more than its signature's start.
-  return c.whole ? WithinGuaranteeOn(j.job.tenant, c.mask, c.request_milli())
+  return c.whole ? WithinGuaranteeOn(j.job.tenant, c.reachable, c.request_milli())
                  : GuaranteeModelsOf(c.sig);
 }
 

@@ -134,13 +134,20 @@ TEST(Governance, AnAgnosticJobUsesItsOwnGuaranteeBeforeBorrowing) {
   EXPECT_TRUE(h.engine->job(as[4]).borrowing);
 }
 
-TEST(Governance, ATenantWithinItsGuaranteeNeverWaitsForBorrowers) {
+// a fills the whole fleet with one-device jobs of class `a_priority`: 4 guaranteed plus 2
+// borrowed (its limit), and b's 2 stay free. b asks for its whole guarantee, 4 devices, as one
+// gang: 2 free + both borrowed devices, reclaimed. b beyond its guarantee would be borrowing
+// from a, which is within its own: b1 waits, and a's borrowers, requeued, take nothing back.
+void BWithinItsGuaranteeNeverWaitsForBorrowers(const std::string& a_priority) {
   Harness h("fifo", /*backfill=*/true, kTwoTeams);
-  // a fills the whole fleet: 4 guaranteed plus 2 borrowed (its limit), and b's 2 stay free.
-  for (int i = 0; i < 6; ++i)
-    h.Submit(TenantJob(h, "a" + std::to_string(i), "org/a", 1, 1000 * kSec), 0);
+  for (int i = 0; i < 6; ++i) {
+    Job j = TenantJob(h, "a" + std::to_string(i), "org/a", 1, 1000 * kSec);
+    j.priority = a_priority;
+    j.preemptible = a_priority != "high";
+    h.Submit(std::move(j), 0);
+  }
   h.RunUntil(0);
-  // b asks for its whole guarantee, 4 devices, as one gang: 2 free + both borrowed devices.
+  ASSERT_EQ(h.engine->quotas().usage(*h.spec.FindTenant("org/a"), 0), 6000);
   JobId b = h.Submit(TenantJob(h, "b0", "org/b", 4, 100 * kSec), 5 * kSec);
   h.RunUntil(5 * kSec);
   ASSERT_EQ(h.engine->job(b).state, JobState::kRunning);
@@ -148,11 +155,22 @@ TEST(Governance, ATenantWithinItsGuaranteeNeverWaitsForBorrowers) {
   for (const std::string& p : Preemptions(h))
     EXPECT_NE(p.find("quota-reclaim"), std::string::npos) << p;
   EXPECT_EQ(h.engine->quotas().usage(*h.spec.FindTenant("org/a"), 0), 4000);
-  // b beyond its guarantee would be borrowing from a, which is within its own: b5 waits.
   JobId more = h.Submit(TenantJob(h, "b1", "org/b", 1, 100 * kSec), 6 * kSec);
   h.RunUntil(6 * kSec);
   EXPECT_EQ(h.engine->job(more).state, JobState::kPending);
-  EXPECT_EQ(Preemptions(h).size(), 2u) << "a's guaranteed jobs are not reclaimable";
+  EXPECT_EQ(h.engine->job(b).state, JobState::kRunning);
+  EXPECT_EQ(Preemptions(h).size(), 2u) << ::testing::PrintToString(Preemptions(h));
+}
+
+TEST(Governance, ATenantWithinItsGuaranteeNeverWaitsForBorrowers) {
+  BWithinItsGuaranteeNeverWaitsForBorrowers("normal");
+}
+
+// A guarantee holds against borrowers of a higher class too (Kueue's reclaimWithinCohort: Any),
+// non-preemptible ones included; and they, requeued, do not preempt b's run within its
+// guarantee by their class (across tenants only borrowed capacity is taken).
+TEST(Governance, AGuaranteeIsReclaimedFromBorrowersOfAHigherClass) {
+  BWithinItsGuaranteeNeverWaitsForBorrowers("high");
 }
 
 TEST(Governance, PreemptionTakesTheCheapestVictimsAndNeverAHigherClass) {
