@@ -95,12 +95,12 @@ void Engine::PlacePending(CycleState& cs) {
     const std::optional<size_t> next = NextQueue(cursors.size(), head, shares_of);
     if (!next) break;
     Cursor* best = &cursors[*next];
-    const QueueEntry& entry = *best->it++;
-    JobRecord& j = jobs_[entry.id];
+    const uint32_t sig = best->it->sig;  // the entry goes when the job starts
+    JobRecord& j = jobs_[(best->it++)->id];
     if (j.reason == PendingReason::kInfeasible) continue;
     // A job within its tenant's guarantee is owed its devices now: a blocked job ahead of it
     // (which may only need borrowed capacity) neither stops it nor reserves against it.
-    if (cs.blocked && GuaranteeModelsOf(entry.sig) != 0) {
+    if (cs.blocked && GuaranteeModelsOf(sig) != 0) {
       if (TryStart(j, cs) == PendingReason::kNone) ++counters_.backfilled;
       continue;
     }
