@@ -47,7 +47,8 @@ struct Engine::CycleState {
   // Pending jobs ask for more devices than are free: heterogeneity-aware placement then
   // gives each job the model where it is relatively best, not merely the fastest.
   bool contended = false;
-  std::optional<Reservation> reservation;
+  std::optional<Reservation> reservation;  // made at most once per cycle
+  std::string reservation_detail;          // what a job it refuses is told; "" until then
   // Signatures refused this cycle (no room, or the quota), with the reason and detail: a job of
   // the same shapes, scope, gang rule, priority and tenant is refused too, since within a
   // cycle free capacity only shrinks and usage only grows (victims' release aside). Index 1

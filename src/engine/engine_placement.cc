@@ -129,7 +129,10 @@ void Engine::PlacePending(CycleState& cs) {
       passing = MayBackfill(r, c.mask, c.start_milli, left, cs.now);
       if (passing->pass == BackfillPass::kRefused) {
         j.reason = PendingReason::kReservation;
-        j.detail = "would delay the reservation of " + jobs_[r.head].job.name;
+        // Said of most of a long queue in each cycle: the text is made once per cycle.
+        if (cs.reservation_detail.empty())
+          cs.reservation_detail = "would delay the reservation of " + jobs_[r.head].job.name;
+        j.detail = cs.reservation_detail;
         continue;
       }
     }
