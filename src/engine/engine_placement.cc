@@ -395,11 +395,9 @@ Engine::Admitted Engine::PlaceWithQuota(JobRecord& j, CycleState& cs, ModelMask 
 ModelOrder Engine::AgnosticMasks(const JobRecord& j, const Compiled& c, ModelMask mine) const {
   if (c.mask == 0 || std::popcount(mine) < 2) return {{mine}, {}, false};
   const QuotaRoom room = QuotaRoomFor(j, c, mine);
-  ModelMask own = 0;
-  for (size_t m = 0; m < cell_.model_count(); ++m)
-    if (((room.whole >> m) & 1) && quotas_.WithinGuarantee(j.job.tenant, m, c.request_milli()))
-      own |= ModelMask{1} << m;
-  return AgnosticOrder(mine, room.whole, own, j.task_count == 1);
+  return AgnosticOrder(mine, room.whole,
+                       WithinGuaranteeOn(j.job.tenant, room.whole, c.request_milli()),
+                       j.task_count == 1);
 }
 
 std::vector<Milli> Engine::PerModel(const std::vector<Placement>& placements) const {
