@@ -274,10 +274,19 @@ class Engine final : public EventSink {
   // given, adds milli per (cluster x model) that victims would release.
   bool RoomInScope(const JobRecord& j, const Compiled& c, ModelMask mask, TimeMs now,
                    const std::vector<Milli>* freed = nullptr) const;
+  // The fewest of the ranked candidates whose release could, node by node, hold the job's
+  // tasks by count (sched/room_bound.h); none when all of them could not.
+  std::optional<size_t> LeastSufficientByCount(const JobRecord& j, const Compiled& c,
+                                               ModelMask mask,
+                                               const std::vector<VictimCandidate>& candidates,
+                                               TimeMs now) const;
   // Whether stopping every one of `victims` could let the job start, judged on the counts
-  // alone (the quota, the free devices per cluster): no placement is touched.
-  bool CouldMakeRoom(const JobRecord& j, const Compiled& c, ModelMask mask,
-                     const std::vector<uint32_t>& victims, TimeMs now);
+  // alone (the quota, the free devices per cluster): no placement is touched. When it could,
+  // the models of `mask` on which the quota would then admit a task of the job.
+  std::optional<ModelMask> CouldMakeRoom(const JobRecord& j, const Compiled& c, ModelMask mask,
+                                         const std::vector<uint32_t>& victims, TimeMs now);
+  // The models of `mask` on which the job's quota admits one of its tasks now.
+  ModelMask UsableModels(const JobRecord& j, const Compiled& c, ModelMask mask) const;
   // Whether stopping `v` frees room on a node with devices of `mask` (any node, for a CPU-only
   // job) in a cluster the job may use now.
   bool Frees(const JobRecord& v, const Compiled& c, ModelMask mask, bool waiting) const;
@@ -457,18 +466,6 @@ class Engine final : public EventSink {
   StableVector<JobRecord> jobs_;
   std::vector<std::unique_ptr<Compiled>> compiled_;
   std::map<uint32_t, PlacementExplained> explained_;  // by job, in explain mode only
-  // Signatures (CompiledJob::signature) as small numbers (Compiled::sig), each with what the
-  // guarantee check of its jobs needs (equal signatures: equal tenant, models and start) and
-  // that check's last answer, valid while the quota's version is the one it was made at.
-  struct SignatureFacts {
-    TenantId tenant;
-    ModelMask mask = 0;
-    Milli start_milli = 0;
-    uint64_t quota_version = ~uint64_t{0};
-    ModelMask within = 0;
-  };
-  std::map<std::vector<uint32_t>, uint32_t> signature_ids_;
-  mutable std::vector<SignatureFacts> signatures_;  // by sig; the answers are a cache
   // A pending job's place in its tenant's queue: priority class, then the earliest deadline
   // (EDF; none = kNever, after every job with one), then the ordering policy's key, age and
   // submission sequence.
@@ -482,6 +479,18 @@ class Engine final : public EventSink {
     uint32_t sig = 0;  // the job's Compiled::sig (after id: never decides the order)
     auto operator<=>(const QueueEntry&) const = default;
   };
+  // Signatures (CompiledJob::signature) as small numbers (Compiled::sig), each with what the
+  // guarantee check of its jobs needs (equal signatures: equal tenant, models and start) and
+  // that check's last answer, valid while the quota's version is the one it was made at.
+  struct SignatureFacts {
+    TenantId tenant;
+    ModelMask mask = 0;
+    Milli start_milli = 0;
+    uint64_t quota_version = ~uint64_t{0};
+    ModelMask within = 0;
+  };
+  std::map<std::vector<uint32_t>, uint32_t> signature_ids_;
+  mutable std::vector<SignatureFacts> signatures_;   // by sig; the answers are a cache
   std::map<uint32_t, std::set<QueueEntry>> queues_;  // by tenant
   std::vector<QueueEntry> queue_entry_;              // by job: its entry while pending
   size_t pending_count_ = 0;

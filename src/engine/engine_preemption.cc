@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/engine.h"
@@ -15,6 +16,7 @@
 #include "sched/fleet_view.h"
 #include "sched/policy_match.h"
 #include "sched/preemption_cost.h"
+#include "sched/room_bound.h"
 
 namespace tessera {
 
@@ -165,26 +167,76 @@ bool Engine::RoomInScope(const JobRecord& j, const Compiled& c, ModelMask mask, 
   return false;
 }
 
-bool Engine::CouldMakeRoom(const JobRecord& j, const Compiled& c, ModelMask mask,
-                           const std::vector<uint32_t>& victims, TimeMs now) {
-  // The quota with every victim's usage refunded, then charged back.
-  for (uint32_t id : victims)
-    quotas_.Refund(jobs_[id].job.tenant, PerModel(jobs_[id].placements));
-  const QuotaRoom room = QuotaRoomFor(j, c, mask);
-  for (uint32_t id : victims)
-    quotas_.Charge(jobs_[id].job.tenant, PerModel(jobs_[id].placements));
-  if (!room.split) return false;
+std::optional<ModelMask> Engine::CouldMakeRoom(const JobRecord& j, const Compiled& c,
+                                               ModelMask mask, const std::vector<uint32_t>& victims,
+                                               TimeMs now) {
+  // What the victims hold, by tenant and model (for the quota) and by cluster and model (for
+  // the free counts).
   const size_t models = cell_.model_count();
   std::vector<Milli> freed(std::max<size_t>(spec_.clusters.size(), 1) * models, 0);
+  std::map<uint32_t, std::vector<Milli>> by_tenant;
   for (uint32_t id : victims) {
-    for (const Placement& p : jobs_[id].placements) {
+    const JobRecord& v = jobs_[id];
+    std::vector<Milli>& usage = by_tenant[v.job.tenant.value()];
+    usage.resize(models, 0);
+    for (const Placement& p : v.placements) {
       const size_t cl = spec_.clusters.empty() ? 0 : cell_.node(p.node).cluster;
       auto devices = cell_.devices(p.node);
-      for (const DeviceUse& u : p.devices)
+      for (const DeviceUse& u : p.devices) {
         freed[cl * models + devices[u.index].model] += u.milli;
+        usage[devices[u.index].model] += u.milli;
+      }
     }
   }
-  return RoomInScope(j, c, room.whole != 0 ? room.whole : mask, now, &freed);
+  // The quota with every victim's usage refunded, then charged back.
+  for (const auto& [tenant, usage] : by_tenant)
+    quotas_.Refund(TenantId(tenant), usage);
+  const QuotaRoom room = QuotaRoomFor(j, c, mask);
+  const ModelMask usable = UsableModels(j, c, mask);
+  for (const auto& [tenant, usage] : by_tenant)
+    quotas_.Charge(TenantId(tenant), usage);
+  if (!room.split || !RoomInScope(j, c, room.whole != 0 ? room.whole : mask, now, &freed))
+    return std::nullopt;
+  return usable;
+}
+
+ModelMask Engine::UsableModels(const JobRecord& j, const Compiled& c, ModelMask mask) const {
+  Milli smallest = std::numeric_limits<Milli>::max();
+  for (const GangGroup& g : (c.whole ? c.whole_gang : c.gang).groups)
+    if (!g.shape.cpu_only()) smallest = std::min(smallest, g.shape.total_milli());
+  ModelMask usable = 0;
+  for (ModelMask m = mask; m != 0; m &= m - 1) {
+    const auto model = static_cast<size_t>(std::countr_zero(m));
+    if (quotas_.Headroom(j.job.tenant, model) >= smallest) usable |= ModelMask{1} << model;
+  }
+  return usable;
+}
+
+std::optional<size_t> Engine::LeastSufficientByCount(const JobRecord& j, const Compiled& c,
+                                                     ModelMask mask,
+                                                     const std::vector<VictimCandidate>& candidates,
+                                                     TimeMs now) const {
+  std::vector<bool> allowed;
+  if (c.global) {
+    const bool waiting = ElasticClosed(j, c, now);
+    for (size_t cl = 0; cl < spec_.clusters.size(); ++cl)
+      allowed.push_back(!c.global->constraints->verdicts[cl] &&
+                        !(waiting && spec_.clusters[cl].tier == ClusterTier::kElastic));
+  }
+  RoomBound bound(cell_, c.whole ? c.whole_gang : c.gang, mask, std::move(allowed),
+                  c.global.has_value());
+  // Released as the search would: a run's shrink gives up its tasks after its minimum, its stop
+  // whatever it still holds.
+  std::unordered_map<uint32_t, size_t> from;  // by job: released from this task on
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    const JobRecord& v = jobs_[candidates[k].id];
+    auto [it, fresh] = from.try_emplace(candidates[k].id, v.placements.size());
+    for (size_t i = static_cast<size_t>(candidates[k].shrink_to); i < it->second; ++i)
+      bound.Release(v.placements[i]);
+    it->second = std::min(it->second, static_cast<size_t>(candidates[k].shrink_to));
+    if (bound.Fits()) return k + 1;
+  }
+  return std::nullopt;
 }
 
 double Engine::StopCostOf(const JobRecord& v, TimeMs now) const {
@@ -292,8 +344,8 @@ std::vector<VictimCandidate> Engine::VictimCandidates(const JobRecord& j, const 
 
 bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_t holds) {
   const Compiled& c = *compiled_[j.id.value()];
-  const ModelMask only = holds ? holds_.Models(holds) : reclaim ? reclaim : kAnyAccelerator;
-  const ModelMask mask = c.mask & only;
+  ModelMask only = holds ? holds_.Models(holds) : reclaim ? reclaim : kAnyAccelerator;
+  ModelMask mask = c.mask & only;
   // Only the running jobs that can be victims at all: preemptible ones of a lower class (or
   // of the same class under a preemptive ordering); in a reclaim, the jobs of tenants that
   // borrow a reclaimed model; for held devices, preemptible jobs of no higher class.
@@ -314,7 +366,26 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
     std::sort(all.begin(), all.end());
     all.erase(std::unique(all.begin(), all.end()), all.end());
   }
-  if (!CouldMakeRoom(j, c, mask, all, cs.now)) return false;
+  const std::optional<ModelMask> usable = CouldMakeRoom(j, c, mask, all, cs.now);
+  if (!usable) return false;
+  // A model whose quota would not admit one of its tasks even with every candidate stopped is
+  // no use to it: the search frees and places on the others only (else the placer prefers
+  // such a model and the quota refuses the placement, whatever the victims).
+  if (c.mask != 0 && *usable != mask) {
+    if (*usable == 0) return false;
+    mask = *usable;
+    only &= mask;
+    std::erase_if(candidates, [&](const VictimCandidate& cand) {
+      return !FreesModels(cell_,
+                          std::span<const Placement>(jobs_[cand.id].placements)
+                              .subspan(static_cast<size_t>(cand.shrink_to)),
+                          mask);
+    });
+    if (candidates.empty()) return false;
+  }
+  // Nor, node by node, the room to hold its tasks: the fewest candidates that could.
+  const std::optional<size_t> least = LeastSufficientByCount(j, c, mask, candidates, cs.now);
+  if (!least) return false;
 
   // Candidates [0, held) are released; saved[i] is candidate i's placements.
   std::vector<std::vector<Placement>> saved;
@@ -351,7 +422,7 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
     }
     return placed.has_value();
   };
-  if (!ShortestSufficientPrefix(candidates.size(), places)) {
+  if (!ShortestSufficientPrefix(candidates.size(), *least, places)) {
     hold(0);
     return false;
   }

@@ -4,6 +4,7 @@
 // The engine releases and restores the candidates on its cell; these decide.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -53,14 +54,18 @@ bool RuleAdmitsVictim(const Spec& spec, const CellState& cell, const PreemptionR
 bool FreesModels(const CellState& cell, std::span<const Placement> placements, ModelMask mask);
 
 // The shortest prefix [0, k) of `n` ranked candidates whose release lets the preemptor
-// start, by bisection: `places(k)` releases exactly the first k, tries a placement and says
-// whether it found one (dropping the one it found before, if any). One try when even all n
-// do not suffice (the common case under load), about log2(n) more when they do. When it
-// returns k, the last try was places(k) and it succeeded.
+// start: `places(k)` releases exactly the first k, tries a placement and says whether it found
+// one (dropping the one it found before, if any). Fewer than `least` (>= 1) are known not to
+// suffice (by a count of room, sched/room_bound.h), so `least` is tried first: most
+// preemptions end there, having released only the victims they need. Else all n are tried,
+// then bisection between. When it returns k, the last try was places(k) and it succeeded.
 template <typename Places>
-std::optional<size_t> ShortestSufficientPrefix(size_t n, Places&& places) {
-  if (!places(n)) return std::nullopt;
-  size_t lo = 0, hi = n;  // the first lo do not suffice (none did), hi do
+std::optional<size_t> ShortestSufficientPrefix(size_t n, size_t least, Places&& places) {
+  least = std::max<size_t>(least, 1);
+  if (least > n) return std::nullopt;
+  if (places(least)) return least;
+  if (least == n || !places(n)) return std::nullopt;
+  size_t lo = least, hi = n;  // the first lo do not suffice, hi do
   bool last = true;
   while (hi - lo > 1) {
     const size_t mid = lo + (hi - lo) / 2;

@@ -213,6 +213,45 @@ TEST(Governance, PreemptionTakesTheCheapestVictimsAndNeverAHigherClass) {
   (void)new2;
 }
 
+// A preemption frees only models the preemptor's quota admits: x may hold at most 2 G1, and
+// holds them; its normal job accepts G1 and G2, and of y's two low-priority runs only the one on
+// G2 goes, though the one on G1 is the cheaper victim.
+TEST(Governance, APreemptionFreesOnlyModelsThePreemptorsQuotaAdmits) {
+  Harness h(
+      "fifo", /*backfill=*/true,
+      testing::G1G2Fleet(
+          "      - {name: f, count: 1, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}\n"
+          "      - {name: s, count: 1, cpu: 64, memory: 512Gi, devices: {model: G2, count: 4}}\n",
+          R"(tenants:
+  - name: x
+    quotas: {G1: {limit: 2}}
+  - name: y
+)"));
+  auto job = [&](const std::string& name, const std::string& tenant, const std::string& priority,
+                 int32_t tasks, const std::vector<std::string>& models) {
+    Job j = MakeJob(h.spec, name, tasks, 10000 * kSec);
+    j.tenant = *h.spec.FindTenant(tenant);
+    j.priority = priority;
+    j.preemptible = priority == "low";
+    j.task_groups[0].request.devices.models.clear();
+    for (const std::string& m : models)
+      j.task_groups[0].request.devices.models.push_back({*h.spec.FindModel(m), 1000});
+    return j;
+  };
+  JobId xg1 = h.Submit(job("x-g1", "x", "high", 2, {"G1"}), 0);
+  JobId yg2 = h.Submit(job("y-g2", "y", "low", 4, {"G2"}), 0);
+  JobId yg1 = h.Submit(job("y-g1", "y", "low", 2, {"G1"}), 100 * kSec);  // younger: cheaper
+  h.RunUntil(100 * kSec);
+  ASSERT_EQ(h.engine->allocated_milli(), 8000);
+  JobId xn = h.Submit(job("x-n", "x", "normal", 2, {"G1", "G2"}), 200 * kSec);
+  h.RunUntil(200 * kSec);
+  ASSERT_EQ(h.engine->job(xn).state, JobState::kRunning);
+  EXPECT_EQ(Preemptions(h), std::vector<std::string>{"y-g2 preempted-by:x-n priority"});
+  EXPECT_EQ(h.engine->job(yg1).state, JobState::kRunning);
+  EXPECT_EQ(h.engine->job(xg1).state, JobState::kRunning);
+  (void)yg2;
+}
+
 // The configuration's preemption rules narrow who may preempt whom: training may preempt only
 // batch work, and evals may preempt nothing.
 TEST(Governance, PreemptionRulesRestrictWhoMayPreemptWhom) {

@@ -20,19 +20,10 @@ using testing::kHour;
 
 // One cluster: 2 nodes x 4 G1, 2 nodes x 4 G2. Inference holds 4 G1 (lent preemptibly) and
 // 4 G2 (never lent).
-const std::string kHeld = R"(deviceModels:
-  - {name: G1, kind: gpu, vendor: nvidia, memory: 80Gi}
-  - {name: G2, kind: gpu, vendor: nvidia, memory: 80Gi}
-regions:
-  - name: r
-clusters:
-  - name: c
-    region: r
-    tier: dedicated
-    nodeGroups:
-      - {name: g1, count: 2, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}
-      - {name: g2, count: 2, cpu: 64, memory: 512Gi, devices: {model: G2, count: 4}}
-tenants:
+const std::string kHeld = testing::G1G2Fleet(
+    "      - {name: g1, count: 2, cpu: 64, memory: 512Gi, devices: {model: G1, count: 4}}\n"
+    "      - {name: g2, count: 2, cpu: 64, memory: 512Gi, devices: {model: G2, count: 4}}\n",
+    R"(tenants:
   - name: t
 policies:
   - name: hold-g1
@@ -48,7 +39,7 @@ policies:
     model: G2
     count: 4
     lendPreemptibly: false
-)";
+)");
 
 class Reservations : public ::testing::Test {
  protected:

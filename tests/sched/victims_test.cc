@@ -116,26 +116,50 @@ TEST_F(VictimRules, AReleaseHelpsOnlyWithAModelThePreemptorAccepts) {
 }
 
 TEST(Victims, TheShortestSufficientPrefixByBisection) {
-  // Releasing the first 5 of 16 is the least that places the job.
+  // Releasing the first 5 of 16 is the least that places the job; nothing said fewer fail.
   std::vector<size_t> tried;
   auto places = [&](size_t k) {
     tried.push_back(k);
     return k >= 5;
   };
-  EXPECT_EQ(ShortestSufficientPrefix(16, places), 5u);
-  EXPECT_EQ(tried.front(), 16u);  // all of them first
-  EXPECT_EQ(tried.back(), 5u);    // and the answer's try last: its placement is the one kept
-  EXPECT_LE(tried.size(), 7u);    // 1 + about log2(16) + 1
-  // Not even all of them: one try.
+  EXPECT_EQ(ShortestSufficientPrefix(16, 0, places), 5u);
+  EXPECT_EQ(tried.front(), 1u);  // one, the least there can be
+  EXPECT_EQ(tried[1], 16u);      // then all of them
+  EXPECT_EQ(tried.back(), 5u);   // and the answer's try last: its placement is the one kept
+  EXPECT_LE(tried.size(), 8u);   // 2 + about log2(16) + 1
+  // Not even all of them: two tries.
   tried.clear();
-  EXPECT_FALSE(ShortestSufficientPrefix(16, [&](size_t k) {
+  EXPECT_FALSE(ShortestSufficientPrefix(16, 1, [&](size_t k) {
                  tried.push_back(k);
                  return false;
                }).has_value());
-  EXPECT_EQ(tried, std::vector<size_t>{16});
+  EXPECT_EQ(tried, (std::vector<size_t>{1, 16}));
   // One is enough, and one candidate alone.
-  EXPECT_EQ(ShortestSufficientPrefix(16, [](size_t k) { return k >= 1; }), 1u);
-  EXPECT_EQ(ShortestSufficientPrefix(1, [](size_t k) { return k >= 1; }), 1u);
+  EXPECT_EQ(ShortestSufficientPrefix(16, 1, [](size_t k) { return k >= 1; }), 1u);
+  EXPECT_EQ(ShortestSufficientPrefix(1, 1, [](size_t k) { return k >= 1; }), 1u);
+}
+
+TEST(Victims, TheLeastSufficientPrefixIsTriedFirst) {
+  // The count of room says fewer than 5 cannot suffice: 5 is tried first, and it suffices.
+  std::vector<size_t> tried;
+  auto places = [&](size_t k) {
+    tried.push_back(k);
+    return k >= 5;
+  };
+  EXPECT_EQ(ShortestSufficientPrefix(16, 5, places), 5u);
+  EXPECT_EQ(tried, std::vector<size_t>{5});
+  // It does not: all of them, then bisection above it.
+  tried.clear();
+  EXPECT_EQ(ShortestSufficientPrefix(16, 3, places), 5u);
+  EXPECT_EQ(tried.front(), 3u);
+  EXPECT_EQ(tried[1], 16u);
+  EXPECT_EQ(tried.back(), 5u);
+  for (size_t k : tried)
+    EXPECT_GE(k, 3u);
+  // More than there are candidates: no prefix, nothing tried.
+  tried.clear();
+  EXPECT_FALSE(ShortestSufficientPrefix(4, 5, places).has_value());
+  EXPECT_TRUE(tried.empty());
 }
 
 }  // namespace
