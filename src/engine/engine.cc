@@ -518,6 +518,7 @@ void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs n
   j.idle_noticed = false;
   j.last_start = now + wait;
   if (!j.first_start) j.first_start = j.last_start;
+  j.run_overhead = RestartOverhead(j);
   j.estimated_end = EstimatedEnd(j, j.last_start, RunSpeed(j));
   quotas_.Charge(j.job.tenant, PerModel(j.placements));
   for (const Placement& p : j.placements) {
@@ -563,7 +564,13 @@ TimeMs Engine::EstimatedEnd(const JobRecord& j, TimeMs now, Milli speed) const {
   // An elastic gang short of tasks goes at its members' share of the pace.
   const double share = MembersShare(j.placements.size(), j.task_count);
   if (share < 1.0) left = static_cast<Millis>(static_cast<double>(left) / share);
-  return now + std::max<Millis>(1000, left);
+  // A run resumed from a checkpoint reloads it first (a pending job's next run would).
+  const Millis overhead = j.state == JobState::kPending ? RestartOverhead(j) : j.run_overhead;
+  return now + overhead + std::max<Millis>(1000, left);
+}
+
+Millis Engine::RestartOverhead(const JobRecord& j) const {
+  return j.run_ms > 0 ? spec_.scheduler.restart_cost : 0;
 }
 
 void Engine::AdjustFree(uint32_t node, const Placement& p, int sign) {
@@ -643,13 +650,16 @@ void Engine::ForgetRun(JobRecord& j) {
 
 void Engine::StopRun(JobRecord& j, TimeMs now, bool lose_since_checkpoint) {
   Millis elapsed = std::max<Millis>(0, now - j.last_start);
-  Millis lost =
-      lose_since_checkpoint ? LostSinceCheckpoint(j.last_start, now, j.job.checkpoint_interval) : 0;
+  // Progress began once the run had reloaded its checkpoint; the devices were held throughout.
+  Millis progressed = std::max<Millis>(0, now - j.progress_start());
+  Millis lost = lose_since_checkpoint
+                    ? LostSinceCheckpoint(j.progress_start(), now, j.job.checkpoint_interval)
+                    : 0;
   double milli = static_cast<double>(j.run_milli) / kMilliPerUnit;
   j.run_ms += elapsed;
   j.last_run_ms = elapsed;
   j.attained_device_ms += static_cast<double>(elapsed) * milli;
-  j.kept_ms += Progress(j, elapsed - lost);
+  j.kept_ms += Progress(j, progressed - lost);
   j.lost_device_ms += static_cast<double>(lost) * milli;
   ledger_.End(j.id.value(), now);
   j.placements.clear();

@@ -389,6 +389,9 @@ class Engine final : public EventSink {
                   TimeMs now, uint64_t holds = 0) const;
   // When a run started at `now` at `speed` (of 1000) should end by the job's declared runtime.
   TimeMs EstimatedEnd(const JobRecord& j, TimeMs now, Milli speed) const;
+  // What the job's next run (or, running, its current one) spends reloading its checkpoint
+  // before it progresses: scheduler.restartCost for every run after its first.
+  Millis RestartOverhead(const JobRecord& j) const;
   // In explain mode: job j, refused as `refused` was within a cycle, is explained as it was.
   void ExplainAs(const JobRecord& j, uint32_t refused);
   // The declared runtime the job has still to run (reference-device time); -1 without one.

@@ -184,7 +184,9 @@ void Engine::ResizeRun(JobRecord& j, std::vector<Placement> tasks, TimeMs now) {
   j.run_ms += ran;
   j.attained_device_ms +=
       static_cast<double>(ran) * static_cast<double>(j.run_milli) / kMilliPerUnit;
-  j.kept_ms += Progress(j, ran);
+  j.kept_ms += Progress(j, std::max<Millis>(0, at - j.progress_start()));
+  // A resize reloads nothing: what is left of the run's reload carries on.
+  j.run_overhead = std::max<Millis>(0, j.progress_start() - at);
   ledger_.End(id, now);
   TrackRunning(j, false);
   if (j.estimated_end != kNever) ends_.erase({j.estimated_end, id});

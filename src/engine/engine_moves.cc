@@ -36,12 +36,14 @@ void Engine::MigrateToFasterModels(CycleState& cs) {
   for (const MoveCandidate& cand : candidates) {
     JobRecord& j = jobs_[cand.id];
     Compiled& c = *compiled_[cand.id];
-    const Millis lost = LostSinceCheckpoint(j.last_start, cs.now, j.job.checkpoint_interval);
+    const Millis lost = LostSinceCheckpoint(j.progress_start(), cs.now, j.job.checkpoint_interval);
     for (uint16_t m : c.by_speed) {
       Milli faster = c.speed_of[m];
       if (!FastEnoughToMove(faster, cand.speed)) break;
       if (free_by_model_[m] < j.device_milli) continue;
-      if (!MovePays(MoveSaving(j.job.runtime, j.kept_ms, cand.speed, faster), lost)) continue;
+      if (!MovePays(MoveSaving(j.job.runtime, j.kept_ms, cand.speed, faster), lost,
+                    spec_.scheduler.restart_cost))
+        continue;
       std::vector<Milli> held = PerModel(j.placements);
       quotas_.Refund(j.job.tenant, held);
       QuotaVerdict v = quotas_.Check(j.job.tenant, RequestPerModel(j, m));

@@ -240,7 +240,8 @@ std::optional<size_t> Engine::LeastSufficientByCount(const JobRecord& j, const C
 }
 
 double Engine::StopCostOf(const JobRecord& v, TimeMs now) const {
-  return StopCost({v.run_milli, LostSinceCheckpoint(v.last_start, now, v.job.checkpoint_interval),
+  return StopCost({v.run_milli,
+                   LostSinceCheckpoint(v.progress_start(), now, v.job.checkpoint_interval),
                    spec_.scheduler.restart_cost, v.preemptions});
 }
 
@@ -258,7 +259,7 @@ TimeMs Engine::PreemptionTime(const JobRecord& j, const GangResult& placed, bool
     if (candidates[i].shrink_to > 0) continue;
     const JobRecord& v = jobs_[candidates[i].id];
     progress.push_back({v.run_milli,
-                        LostSinceCheckpoint(v.last_start, now, v.job.checkpoint_interval),
+                        LostSinceCheckpoint(v.progress_start(), now, v.job.checkpoint_interval),
                         v.job.checkpoint_interval});
   }
   const Milli devices = MilliOf(placed.placements);

@@ -82,6 +82,10 @@ struct JobRecord {
   // When the current run's processes start: the decision's time, or later by the grace period
   // of the jobs it preempted (they checkpoint and exit first).
   TimeMs last_start = 0;
+  // A run that resumes from a checkpoint first reloads it (scheduler.restartCost): no progress
+  // for its first run_overhead ms, and its checkpoints count from the end of that.
+  Millis run_overhead = 0;
+  TimeMs progress_start() const { return last_start + run_overhead; }
   std::optional<TimeMs> finished;
 
   int32_t restarts = 0;           // times it went back to pending after running

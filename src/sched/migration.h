@@ -37,9 +37,10 @@ void OrderMoveCandidates(std::vector<MoveCandidate>& candidates);
 // estimate is `runtime` (unknown: it is taken as long) and which has done `kept` of it.
 double MoveSaving(std::optional<Millis> runtime, Millis kept, Milli speed, Milli faster);
 
-// Whether a move that saves `saved_ms` pays for restarting from a checkpoint `lost_ms` old.
-inline bool MovePays(double saved_ms, Millis lost_ms) {
-  return saved_ms > 2 * static_cast<double>(lost_ms) + 60.0 * 1000;
+// Whether a move that saves `saved_ms` pays for restarting from a checkpoint `lost_ms` old and
+// reloading it (`restart_ms`, scheduler.restartCost).
+inline bool MovePays(double saved_ms, Millis lost_ms, Millis restart_ms) {
+  return saved_ms > 2 * static_cast<double>(lost_ms) + static_cast<double>(restart_ms);
 }
 
 }  // namespace tessera

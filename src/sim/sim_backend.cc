@@ -29,9 +29,10 @@ void SimBackend::Launch(const JobRecord& job, TimeMs now) {
   rate_[i] = Rate(job);
   double ms = remaining_[i] * kMilliPerUnit / rate_[i];
   const TimeMs begins = std::max(now, job.last_start);
-  since_[i] = begins;
+  // A resumed run reloads its checkpoint first (JobRecord::run_overhead).
+  since_[i] = begins + job.run_overhead;
   Event e;
-  e.time = begins + std::max<Millis>(1, static_cast<Millis>(std::ceil(ms)));
+  e.time = since_[i] + std::max<Millis>(1, static_cast<Millis>(std::ceil(ms)));
   e.kind = EventKind::kFinish;
   e.job = job.id;
   e.generation = job.generation;
@@ -53,10 +54,11 @@ void SimBackend::Resize(const JobRecord& job, TimeMs now) {
   const double done = static_cast<double>(std::max<TimeMs>(0, at - since_[i])) * rate_[i];
   remaining_[i] = std::max(0.0, remaining_[i] - done / kMilliPerUnit);
   rate_[i] = Rate(job);
-  since_[i] = at;
+  since_[i] = std::max(at, job.progress_start());  // what is left of a reload carries on
   Event e;
-  e.time = at + std::max<Millis>(
-                    1, static_cast<Millis>(std::ceil(remaining_[i] * kMilliPerUnit / rate_[i])));
+  e.time =
+      since_[i] +
+      std::max<Millis>(1, static_cast<Millis>(std::ceil(remaining_[i] * kMilliPerUnit / rate_[i])));
   e.kind = EventKind::kFinish;
   e.job = job.id;
   e.generation = job.generation;
@@ -65,11 +67,12 @@ void SimBackend::Resize(const JobRecord& job, TimeMs now) {
 
 void SimBackend::Stop(const JobRecord& job, TimeMs now) {
   size_t i = job.id.value();
-  Millis elapsed = std::max<Millis>(0, now - job.last_start);
-  // With a grace period the run checkpoints on the signal and keeps all it did.
-  Millis kept = job.stop_grace > 0 ? elapsed
-                                   : elapsed - LostSinceCheckpoint(job.last_start, now,
-                                                                   job.job.checkpoint_interval);
+  // Progress began once the run had reloaded its checkpoint. With a grace period the run
+  // checkpoints on the signal and keeps all it did.
+  Millis progressed = std::max<Millis>(0, now - job.progress_start());
+  Millis kept = job.stop_grace > 0 ? progressed
+                                   : progressed - LostSinceCheckpoint(job.progress_start(), now,
+                                                                      job.job.checkpoint_interval);
   remaining_[i] =
       std::max(0.0, remaining_[i] - static_cast<double>(kept) * rate_[i] / kMilliPerUnit);
 }

@@ -159,6 +159,33 @@ TEST(EngineScenario, ALostNodeRequeuesItsJobsWholeAndTheyRestartElsewhere) {
   EXPECT_EQ(h.engine->healthy_capacity_milli(), 16000);
 }
 
+TEST(EngineScenario, ARestartedRunReloadsItsCheckpointBeforeItProgresses) {
+  Harness h("fifo", false);
+  ASSERT_EQ(h.spec.scheduler.restart_cost, 60 * kSec);  // scheduler.restartCost's default
+  Job job = MakeJob(h.spec, "gang", 8, 1000 * kSec);
+  job.checkpoint_interval = 30 * kSec;
+  JobId g = h.Submit(job, 0);
+  h.RunUntil(0);
+  // The first run loads nothing: it ends when its runtime says.
+  EXPECT_EQ(h.engine->job(g).run_overhead, 0);
+  EXPECT_EQ(h.engine->job(g).estimated_end, 1000 * kSec);
+  uint32_t lost = h.engine->job(g).placements.front().node;
+  h.engine->NodeLost(lost, 100 * kSec);
+  h.RunUntil(100 * kSec);
+  // Restarted at 100 s with 90 s kept: it reloads for a minute, then has 910 s to go.
+  const JobRecord& r = h.engine->job(g);
+  ASSERT_EQ(r.state, JobState::kRunning);
+  EXPECT_EQ(r.run_overhead, 60 * kSec);
+  EXPECT_EQ(r.estimated_end, (100 + 60 + 910) * kSec);
+  // Lost again at 200 s: it progressed from 160 s, checkpointed at 190 s, and loses the 10 s
+  // since; the reload counts as neither progress nor lost work.
+  uint32_t again = r.placements.front().node;
+  h.engine->NodeLost(again, 200 * kSec);
+  h.RunUntil(200 * kSec);
+  EXPECT_EQ(h.engine->job(g).kept_ms, (90 + 30) * kSec);
+  EXPECT_DOUBLE_EQ(h.engine->job(g).lost_device_ms, (10.0 + 10.0) * kSec * 8);
+}
+
 TEST(EngineScenario, LasDemotesTheLongestServedJobForANewcomer) {
   Harness h("las", true);
   // A holds the whole fleet (16 devices) and is preemptible, with 60 s checkpoints.

@@ -38,11 +38,13 @@ TEST(Migration, TheSavingIsTheRestOfTheRunTimesTheSpeedUpsShare) {
 
 TEST(Migration, AMovePaysWhenItSavesMoreThanTwiceTheLostWorkAndAMinute) {
   // 10 minutes lost since the checkpoint: the move must save more than 21 minutes.
-  EXPECT_FALSE(MovePays(21.0 * kMinute, 10 * kMinute));
-  EXPECT_TRUE(MovePays(21.0 * kMinute + 1, 10 * kMinute));
+  EXPECT_FALSE(MovePays(21.0 * kMinute, 10 * kMinute, kMinute));
+  EXPECT_TRUE(MovePays(21.0 * kMinute + 1, 10 * kMinute, kMinute));
   // Just checkpointed: a minute's saving is still not enough.
-  EXPECT_FALSE(MovePays(60.0 * 1000, 0));
-  EXPECT_TRUE(MovePays(60.0 * 1000 + 1, 0));
+  EXPECT_FALSE(MovePays(60.0 * 1000, 0, kMinute));
+  EXPECT_TRUE(MovePays(60.0 * 1000 + 1, 0, kMinute));
+  // A longer reload (scheduler.restartCost) asks for more.
+  EXPECT_FALSE(MovePays(21.0 * kMinute + 1, 10 * kMinute, 2 * kMinute));
 }
 
 }  // namespace
