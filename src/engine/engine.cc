@@ -473,9 +473,14 @@ void Engine::Enqueue(JobRecord& j, TimeMs now) {
       events_.Push(promote);
     }
   }
-  QueueEntry e{
-      -j.priority,  j.job.deadline.value_or(kNever), ordering_.Key(j, now), j.submitted, j.key,
-      j.id.value(), compiled_[j.id.value()]->sig};
+  QueueEntry e{-j.priority,
+               j.job.deadline.value_or(kNever),
+               ordering_.Key(j, now),
+               j.submitted,
+               j.key,
+               j.id.value(),
+               compiled_[j.id.value()]->sig,
+               compiled_[j.id.value()]->burst != nullptr};
   queue_entry_[j.id.value()] = e;
   queues_[j.job.tenant.value()].insert(e);
   ++pending_count_;

@@ -479,7 +479,8 @@ class Engine final : public EventSink {
     TimeMs submitted = 0;
     uint64_t seq = 0;
     uint32_t id = 0;
-    uint32_t sig = 0;  // the job's Compiled::sig (after id: never decides the order)
+    uint32_t sig = 0;     // the job's Compiled::sig (after id: never decides the order)
+    bool bursts = false;  // it has a burst rule (Compiled::burst): its elastic clusters may close
     auto operator<=>(const QueueEntry&) const = default;
   };
   // Signatures (CompiledJob::signature) as small numbers (Compiled::sig), each with what the

@@ -76,13 +76,17 @@ struct Engine::CycleState {
   // The refusal that applies to a job of this signature that has `left` to run: its own
   // kind's, or (while elastic clusters are closed to it) a bursting job's. A budget refusal
   // speaks only for jobs that would run at least as long (and so cost as much each day).
-  const Refusal* Refused(uint32_t signature, bool closed, Millis left) const {
+  // `left()` says the job's runtime still to run (asked of budget refusals only).
+  template <typename Left>
+  const Refusal* Refused(uint32_t signature, bool closed, Left&& left) const {
     for (int i = closed ? 1 : 0; i >= 0; --i) {
       auto it = refused[i].find(signature);
       if (it == refused[i].end()) continue;
       const Refusal& r = it->second;
-      if (r.reason == PendingReason::kBudget && !(r.left < 0 ? left < 0 : left >= r.left))
-        return nullptr;
+      if (r.reason == PendingReason::kBudget) {
+        const Millis mine = left();
+        if (!(r.left < 0 ? mine < 0 : mine >= r.left)) return nullptr;
+      }
       return &r;
     }
     return nullptr;

@@ -91,17 +91,34 @@ void Engine::PlacePending(CycleState& cs) {
     if (c.it == c.end) return std::nullopt;
     return QueueHead{c.it->neg_priority, c.tenant};
   };
+  // The refusal this cycle of a job of the signature, if any, read from the queue's entry and
+  // the job's record: most of a long queue ends here, and its compiled form stays unread.
+  auto refusal = [&](const JobRecord& j, uint32_t sig, bool bursts) {
+    const bool waiting = bursts && ElasticClosed(j, *compiled_[j.id.value()], cs.now);
+    return cs.Refused(sig, waiting, [&] { return RuntimeLeft(j); });
+  };
+  auto refuse = [&](JobRecord& j, const CycleState::Refusal& r) {
+    j.reason = r.reason;
+    j.detail = r.detail;
+    if (options_.explain) ExplainAs(j, r.job);
+  };
   while (true) {
     const std::optional<size_t> next = NextQueue(cursors.size(), head, shares_of);
     if (!next) break;
     Cursor* best = &cursors[*next];
-    const uint32_t sig = best->it->sig;  // the entry goes when the job starts
+    // The entry goes when the job starts.
+    const uint32_t sig = best->it->sig;
+    const bool bursts = best->it->bursts;
     JobRecord& j = jobs_[(best->it++)->id];
     if (j.reason == PendingReason::kInfeasible) continue;
     // A job within its tenant's guarantee is owed its devices now: a blocked job ahead of it
     // (which may only need borrowed capacity) neither stops it nor reserves against it.
     if (cs.blocked && GuaranteeModelsOf(sig) != 0) {
-      if (TryStart(j, cs) == PendingReason::kNone) ++counters_.backfilled;
+      if (const CycleState::Refusal* r = refusal(j, sig, bursts)) {
+        refuse(j, *r);
+      } else if (TryStart(j, cs) == PendingReason::kNone) {
+        ++counters_.backfilled;
+      }
       continue;
     }
     if (cs.blocked && !options_.backfill) {
@@ -112,15 +129,12 @@ void Engine::PlacePending(CycleState& cs) {
       j.reason = PendingReason::kBackfillDepth;
       break;
     }
-    const Compiled& c = *compiled_[j.id.value()];
-    if (const CycleState::Refusal* r =
-            cs.Refused(c.sig, ElasticClosed(j, c, cs.now), RuntimeLeft(j));
+    if (const CycleState::Refusal* r = refusal(j, sig, bursts);
         r && r->reason == PendingReason::kResources) {
-      j.reason = PendingReason::kResources;
-      j.detail = r->detail;
-      if (options_.explain) ExplainAs(j, r->job);
+      refuse(j, *r);
       continue;
     }
+    const Compiled& c = *compiled_[j.id.value()];
     std::optional<BackfillVerdict> passing;
     if (cs.reservation) {
       const Reservation& r = *cs.reservation;
@@ -219,7 +233,7 @@ Milli Engine::SpeedOn(const Compiled& c, const std::vector<Placement>& placement
 PendingReason Engine::TryStart(JobRecord& j, CycleState& cs) {
   const Compiled& c = *compiled_[j.id.value()];
   const bool waiting = ElasticClosed(j, c, cs.now);
-  if (const CycleState::Refusal* r = cs.Refused(c.sig, waiting, RuntimeLeft(j))) {
+  if (const CycleState::Refusal* r = cs.Refused(c.sig, waiting, [&] { return RuntimeLeft(j); })) {
     j.reason = r->reason;
     j.detail = r->detail;
     if (options_.explain) ExplainAs(j, r->job);
