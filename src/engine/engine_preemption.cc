@@ -300,7 +300,9 @@ std::vector<VictimCandidate> Engine::VictimCandidates(const JobRecord& j, const 
   const bool waiting = ElasticClosed(j, c, now);
   auto consider = [&](uint32_t id) {
     const JobRecord& v = jobs_[id];
-    if (!Frees(v, c, mask, waiting) || !MayPreempt(j, v, reclaim, now, holds)) return;
+    // The class, tenant and ordering tests first: most runs fail them, before any walk of
+    // their placements.
+    if (!MayPreempt(j, v, reclaim, now, holds) || !Frees(v, c, mask, waiting)) return;
     // A run younger than its protection is not stopped; it may still shrink (it loses nothing
     // and goes on).
     const TimeMs of_age = v.last_start + ProtectedFor(v.min_run, v.preemptions);
