@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "testutil/spec_fixture.h"
+#include "testutil/base_cell.h"
 
 namespace tessera {
 namespace {
@@ -17,10 +17,10 @@ namespace {
 class RoomBoundTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    spec_ = std::make_unique<Spec>(testing::BaseSpec());
-    auto cell = CellState::FromSpec(*spec_);
-    ASSERT_TRUE(cell.ok()) << cell.status().message();
-    cell_ = std::make_unique<CellState>(std::move(*cell));
+    testing::BaseCell base;
+    ASSERT_TRUE(base.cell);
+    spec_ = std::move(base.spec);
+    cell_ = std::move(base.cell);
     h800_ = ModelMask{1} << spec_->FindModel("H800")->value();
     ascend_ = ModelMask{1} << spec_->FindModel("Ascend910B")->value();
     for (uint32_t n = 0; n < cell_->node_count(); ++n) {

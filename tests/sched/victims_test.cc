@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "testutil/spec_fixture.h"
+#include "testutil/base_cell.h"
 
 namespace tessera {
 namespace {
@@ -28,10 +28,10 @@ TEST(Victims, CheapestFirstThenTheLimit) {
 class VictimRules : public ::testing::Test {
  protected:
   void SetUp() override {
-    spec_ = std::make_unique<Spec>(testing::BaseSpec());
-    auto cell = CellState::FromSpec(*spec_);
-    ASSERT_TRUE(cell.ok()) << cell.status().message();
-    cell_ = std::make_unique<CellState>(std::move(*cell));
+    testing::BaseCell base;
+    ASSERT_TRUE(base.cell);
+    spec_ = std::move(base.spec);
+    cell_ = std::move(base.cell);
     train_ = *spec_->FindCluster("train");
     npu_ = *spec_->FindCluster("npu");
     east_ = *spec_->FindRegion("east");

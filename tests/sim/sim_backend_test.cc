@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include "testutil/spec_fixture.h"
+#include "testutil/base_cell.h"
 
 namespace tessera {
 namespace {
@@ -23,10 +23,10 @@ struct Posted final : EventSink {
 class SimBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    spec_ = std::make_unique<Spec>(testing::BaseSpec());
-    auto cell = CellState::FromSpec(*spec_);
-    ASSERT_TRUE(cell.ok()) << cell.status().message();
-    cell_ = std::make_unique<CellState>(std::move(*cell));
+    testing::BaseCell base;
+    ASSERT_TRUE(base.cell);
+    spec_ = std::move(base.spec);
+    cell_ = std::move(base.cell);
     backend_ = std::make_unique<SimBackend>(*spec_, *cell_, sink_);
     const ModelMask h800 = ModelMask{1} << spec_->FindModel("H800")->value();
     for (uint32_t n = 0; n < cell_->node_count() && job_.placements.empty(); ++n) {
