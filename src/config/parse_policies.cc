@@ -189,6 +189,7 @@ void ParseScheduler(YamlMap& m) {
   s.ordering = m.Enum("ordering", SchedulingPolicyNames()).value_or("");
   s.placement = m.Enum("placement", BuiltinScorerNames()).value_or("");
   s.restart_cost = m.Duration("restartCost").value_or(kDefaultRestartCost);
+  s.reclaim_after = m.Duration("reclaimAfter").value_or(kDefaultReclaimAfter);
 }
 
 void ParsePolicyRule(YamlMap& m, size_t pi) {

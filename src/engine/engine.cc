@@ -531,6 +531,7 @@ void Engine::Start(JobRecord& j, GangResult placed, std::string reason, TimeMs n
   }
   j.run_milli = MilliOf(j.placements);
   allocated_milli_ += j.run_milli;
+  typical_waits_.Observe(j.priority, j.run_milli, now - j.queued_since);
   if (holds_.size()) holds_.Charge(j.placements, compiled_[j.id.value()]->holds, j.preemptible, 1);
   TrackRunning(j, true);
   if (j.placements.size() < static_cast<size_t>(j.task_count)) growing_.insert(j.id.value());

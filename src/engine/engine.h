@@ -50,9 +50,11 @@
 #include "sched/holds.h"
 #include "sched/model_order.h"
 #include "sched/placer.h"
+#include "sched/preemption_cost.h"
 #include "sched/quota.h"
 #include "sched/scope.h"
 #include "sched/spread.h"
+#include "sched/typical_waits.h"
 #include "sched/victims.h"
 
 namespace tessera {
@@ -228,25 +230,35 @@ class Engine final : public EventSink {
   // One pass: `reclaim` = 0 for the first, the models reclaimed for the second; `holds` for
   // the third, the reservation holds whose borrowers an owner takes its devices back from.
   bool PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_t holds = 0);
-  // The running jobs PreemptFor may stop for `j` on `mask` (unranked).
+  // The running jobs PreemptFor may stop for `j` on `mask` (unranked), each with its stop's
+  // cost per device freed (StopCostPerDevice).
   // Runs that would be victims but for their age (their class's minRunTime) are left out;
   // `protected_until` is lowered to the time the first of them comes of age.
   std::vector<VictimCandidate> VictimCandidates(const JobRecord& j, const Compiled& c,
                                                 ModelMask mask, ModelMask reclaim, uint64_t holds,
                                                 TimeMs now, TimeMs& protected_until) const;
-  // What stopping `v` now costs (sched/preemption_cost.h).
-  double StopCostOf(const JobRecord& v, TimeMs now) const;
+  // How long `j` would wait for room without preempting (sched/preemption_cost.h): until enough
+  // of its devices free up by the running jobs' estimated ends (backfill's shadow; a day when
+  // the estimates do not say), but no longer than jobs of its class and size waited before they
+  // started lately, or than it has waited already when that is longer.
+  Millis WaitAvoided(const JobRecord& j, const Compiled& c, TimeMs now) const;
+  // Whether stops of a lower class among `candidates` could pay at all for a preemptor that
+  // would wait `wait`: as the fewest of them whose devices could make the room beside the free
+  // candidates (at least one), with the least losses among them (false: no set with one of
+  // them pays).
+  bool MightPay(const JobRecord& j, const Compiled& c, ModelMask mask,
+                const std::vector<VictimCandidate>& candidates, Millis wait, TimeMs now) const;
+  // What stopping the run now costs it (sched/preemption_cost.h).
+  StopCostInput StopOf(const JobRecord& v, TimeMs now) const;
   // When to stop the victims `chosen` of `candidates` for `j` on `placed`: `now`; later, at
   // their next checkpoints, when the preemptor's wait for them costs less than the work they
-  // would lose; or never (kNever) when, preempting by class, the wait it avoids (until enough
-  // of its devices free up by the running jobs' estimates; `saved` holds what the victims
-  // released) does not pay for their cost. `must_pay` false: a preemption that is owed (a
+  // would lose; or never (kNever) when, preempting by class, the wait it avoids (`wait`) does
+  // not pay for the victims of a lower class. `must_pay` false: a preemption that is owed (a
   // quota's reclaim, a reservation's hold) whatever it costs. Called with the victims
   // released and `placed` taken.
-  TimeMs PreemptionTime(const JobRecord& j, const GangResult& placed, bool must_pay,
+  TimeMs PreemptionTime(const JobRecord& j, const GangResult& placed, bool must_pay, Millis wait,
                         const std::vector<VictimCandidate>& candidates,
-                        const std::vector<size_t>& chosen,
-                        const std::vector<std::vector<Placement>>& saved, TimeMs now) const;
+                        const std::vector<size_t>& chosen, TimeMs now) const;
   // Of the candidates `released` (their placements `saved` before each release) that let
   // `placed` start, the ones it needs (their indices); the others take their devices back.
   std::vector<size_t> KeepNeededVictims(const JobRecord& j, const Compiled& c,
@@ -534,6 +546,7 @@ class Engine final : public EventSink {
   bool dirty_ = false;
   std::optional<TimeMs> tick_at_;
   EngineCounters counters_;
+  TypicalWaits typical_waits_;  // how long jobs waited before they started, by class and size
 };
 
 }  // namespace tessera

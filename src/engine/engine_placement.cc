@@ -269,8 +269,13 @@ PendingReason Engine::TryStart(JobRecord& j, CycleState& cs) {
   // theirs); the rest look again in the next cycle. A job whose own search failed backs off
   // (SearchBackoff), or waits for the victims' checkpoints its preemption was deferred to. A
   // budget's refusal is no victim's doing: stopping runs frees no money for today.
-  if (refused != PendingReason::kBudget && cs.now >= j.search_again_at &&
-      !cs.NoVictims(c.sig, waiting) && cs.preemptions_failed < options_.preemption_attempts) {
+  if (refused != PendingReason::kBudget && cs.now < j.search_again_at && running_count() > 0) {
+    // Still backing off: a cycle comes when it may search again, whatever cycles came between
+    // (each posts a tick for the earliest such time only).
+    cs.search_again_at = std::min(cs.search_again_at, j.search_again_at);
+  } else if (refused != PendingReason::kBudget && cs.now >= j.search_again_at &&
+             !cs.NoVictims(c.sig, waiting) &&
+             cs.preemptions_failed < options_.preemption_attempts) {
     cs.deferred_to = kNever;
     const TimeMs protected_before = std::exchange(cs.protected_until, kNever);
     ++counters_.preemption_searches;

@@ -111,8 +111,17 @@ ModelMask Engine::WithinGuaranteeOn(TenantId tenant, ModelMask mask, Milli reque
 
 bool Engine::TryPreempt(JobRecord& j, CycleState& cs) {
   if (PreemptFor(j, cs, 0)) return true;
-  ModelMask reclaim = GuaranteeModels(j);
-  if (reclaim != 0 && PreemptFor(j, cs, reclaim)) return true;
+  // A job owed its guarantee reclaims once it has queued scheduler.reclaimAfter: until then the
+  // borrowers' own ends may give the room back (YARN's minSharePreemptionTimeout). It looks
+  // again when that time comes.
+  if (const ModelMask reclaim = GuaranteeModels(j); reclaim != 0) {
+    const TimeMs due = j.queued_since + spec_.scheduler.reclaim_after;
+    if (cs.now < due) {
+      cs.protected_until = std::min(cs.protected_until, due);
+    } else if (PreemptFor(j, cs, reclaim)) {
+      return true;
+    }
+  }
   const uint64_t holds = holds_.Reclaimable(compiled_[j.id.value()]->holds);
   return holds != 0 && PreemptFor(j, cs, 0, holds);
 }
@@ -239,57 +248,94 @@ std::optional<size_t> Engine::LeastSufficientByCount(const JobRecord& j, const C
   return std::nullopt;
 }
 
-double Engine::StopCostOf(const JobRecord& v, TimeMs now) const {
-  return StopCost({v.run_milli,
-                   LostSinceCheckpoint(v.progress_start(), now, v.job.checkpoint_interval),
-                   spec_.scheduler.restart_cost, v.preemptions});
+Millis Engine::WaitAvoided(const JobRecord& j, const Compiled& c, TimeMs now) const {
+  std::optional<Millis> cap = typical_waits_.Of(j.priority, c.mask == 0 ? 0 : c.start_milli);
+  if (cap) cap = std::max(*cap, now - j.queued_since);
+  // The running jobs' ends are walked up to the cap only: past it, the cap is the wait.
+  const TimeMs horizon = cap && *cap < kUnknownWait ? now + *cap : kNever;
+  const std::optional<Reservation> r = ComputeReservation(j, now, 0, horizon);
+  const TimeMs shadow = r ? r->shadow : now;
+  const Millis until = shadow != kNever ? shadow - now : kUnknownWait;
+  return cap ? std::min(until, *cap) : until;
+}
+
+bool Engine::MightPay(const JobRecord& j, const Compiled& c, ModelMask mask,
+                      const std::vector<VictimCandidate>& candidates, Millis wait,
+                      TimeMs now) const {
+  // Billed are the stops of a lower class; a shrink or a displacement within the class comes
+  // free, and makes room first.
+  Milli missing = c.start_milli;
+  for (size_t m = 0; m < free_by_model_.size(); ++m)
+    if ((mask >> m) & 1) missing -= free_by_model_[m];
+  int32_t lowest = std::numeric_limits<int32_t>::max();
+  std::vector<Milli> frees;  // of the billed ones
+  std::vector<double> lost, times;
+  for (const VictimCandidate& cand : candidates) {
+    const JobRecord& v = jobs_[cand.id];
+    const Milli f = UsableOnMask(
+        std::span<const Placement>(v.placements)
+            .subspan(std::min(v.placements.size(), static_cast<size_t>(cand.shrink_to))),
+        mask);
+    if (cand.shrink_to > 0 || cand.priority >= j.priority) {
+      missing -= f;
+      continue;
+    }
+    lowest = std::min(lowest, cand.priority);
+    frees.push_back(f);
+    PreemptionBill one;
+    one.Add(StopOf(v, now));
+    lost.push_back(one.lost);
+    times.push_back(one.requeues);
+  }
+  if (frees.empty()) return true;
+  // The fewest billed victims whose devices could make up the rest, largest first; at least
+  // one (a set without any costs nothing, but this asks whether billed ones may be in it).
+  std::sort(frees.begin(), frees.end(), std::greater<>());
+  size_t fewest = 0;
+  for (; fewest < frees.size() && missing > 0; ++fewest)
+    missing -= frees[fewest];
+  fewest = std::max<size_t>(fewest, 1);
+  // Any such set loses at least the `fewest` smallest losses and waits again at least the
+  // `fewest` smallest times.
+  PreemptionBill least;
+  std::partial_sort(lost.begin(), lost.begin() + static_cast<std::ptrdiff_t>(fewest), lost.end());
+  std::partial_sort(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(fewest),
+                    times.end());
+  for (size_t k = 0; k < fewest; ++k) {
+    least.lost += lost[k];
+    least.requeues += times[k];
+  }
+  return PreemptionPays(wait, least, j.priority - lowest);
+}
+
+StopCostInput Engine::StopOf(const JobRecord& v, TimeMs now) const {
+  return {LostSinceCheckpoint(v.progress_start(), now, v.job.checkpoint_interval),
+          spec_.scheduler.restart_cost, v.preemptions};
 }
 
 TimeMs Engine::PreemptionTime(const JobRecord& j, const GangResult& placed, bool must_pay,
-                              const std::vector<VictimCandidate>& candidates,
-                              const std::vector<size_t>& chosen,
-                              const std::vector<std::vector<Placement>>& saved, TimeMs now) const {
+                              Millis wait, const std::vector<VictimCandidate>& candidates,
+                              const std::vector<size_t>& chosen, TimeMs now) const {
   if (chosen.empty()) return now;
-  double cost = 0;
-  int32_t highest = std::numeric_limits<int32_t>::min();
+  // The bill is the stopped victims of a lower class: a preemption by class must pay for them.
+  // Victims of the preemptor's own class are an ordering's displacement, the ordering's own
+  // judgement (LAS: the least served first); a shrink loses nothing (the run goes on).
+  PreemptionBill bill;
+  int32_t highest = std::numeric_limits<int32_t>::min();  // of the billed victims
   std::vector<VictimProgress> progress;
   for (size_t i : chosen) {
-    cost += candidates[i].cost;  // a shrink's is 0: the run goes on
-    highest = std::max(highest, candidates[i].priority);
     if (candidates[i].shrink_to > 0) continue;
     const JobRecord& v = jobs_[candidates[i].id];
-    progress.push_back({v.run_milli,
-                        LostSinceCheckpoint(v.progress_start(), now, v.job.checkpoint_interval),
-                        v.job.checkpoint_interval});
+    const StopCostInput stop = StopOf(v, now);
+    progress.push_back({v.run_milli, stop.since_checkpoint, v.job.checkpoint_interval});
+    if (v.priority < j.priority) {
+      bill.Add(stop);
+      highest = std::max(highest, v.priority);
+    }
   }
-  const Milli devices = MilliOf(placed.placements);
-  // Only a preemption by class must pay: an ordering's displacement within one class is the
-  // ordering's own judgement (LAS: the least served first, whatever the wait), and measured
-  // it did better without the test (docs/queueing.md#preemption-cost).
-  if (must_pay && highest < j.priority) {
-    // The gain pays when room would come later than `horizon` without the victims: only the
-    // running jobs' ends up to then are walked, from the free counts before the trial (the
-    // victims' release taken back). Without estimates that say when room frees up, the wait is
-    // taken as a day.
-    const double per_ms = PreemptionGain(devices, 1, j.priority - highest);
-    const double needed = cost / std::max(per_ms, 1e-9);
-    const TimeMs horizon =
-        needed < static_cast<double>(kUnknownWait) ? now + static_cast<Millis>(needed) : kNever;
-    const ModelMask mask = compiled_[j.id.value()]->mask;
-    Milli adjust = 0;  // the trial placement is in the cell, not yet in the free counts
-    for (size_t i : chosen)
-      adjust -= UsableOnMask(std::span<const Placement>(saved[i]).subspan(std::min(
-                                 saved[i].size(), static_cast<size_t>(candidates[i].shrink_to))),
-                             mask);
-    const std::optional<Reservation> r = ComputeReservation(j, now, adjust, horizon);
-    const TimeMs shadow = r ? r->shadow : now;
-    // Past the horizon it pays; without one, the wait is as far as the estimates say.
-    const Millis wait = shadow != kNever    ? shadow - now
-                        : horizon == kNever ? kUnknownWait
-                                            : horizon - now + 1;
-    if (!PreemptionPays(PreemptionGain(devices, wait, j.priority - highest), cost)) return kNever;
-  }
-  return now + WaitForCheckpoints(devices, progress);
+  if (must_pay && bill.requeues > 0 && !PreemptionPays(wait, bill, j.priority - highest))
+    return kNever;
+  return now + WaitForCheckpoints(MilliOf(placed.placements), progress);
 }
 
 std::vector<VictimCandidate> Engine::VictimCandidates(const JobRecord& j, const Compiled& c,
@@ -309,7 +355,7 @@ std::vector<VictimCandidate> Engine::VictimCandidates(const JobRecord& j, const 
     if (now < of_age) {
       protected_until = std::min(protected_until, of_age);
     } else {
-      candidates.push_back({v.priority, StopCostOf(v, now), v.key, id});
+      candidates.push_back({v.priority, StopCostPerDevice(StopOf(v, now), v.run_milli), v.key, id});
     }
     // An elastic run beyond its minimum may give up its other tasks first, losing nothing.
     const Compiled& vc = *compiled_[id];
@@ -352,9 +398,23 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   // Only the running jobs that can be victims at all: preemptible ones of a lower class (or
   // of the same class under a preemptive ordering); in a reclaim, the jobs of tenants that
   // borrow a reclaimed model; for held devices, preemptible jobs of no higher class.
+  // How long it would wait without preempting: the gain, and what each victim waits again.
+  const Millis wait = WaitAvoided(j, c, cs.now);
   std::vector<VictimCandidate> candidates =
       VictimCandidates(j, c, mask, reclaim, holds, cs.now, cs.protected_until);
   if (candidates.empty()) return false;
+  // Stops of a lower class that could not pay even as the fewest the room allows (at least one)
+  // are no candidates: the search goes on with the free ones (shrinks, the ordering's
+  // displacements), if any.
+  if (reclaim == 0 && holds == 0 && !MightPay(j, c, mask, candidates, wait, cs.now)) {
+    std::erase_if(candidates, [&](const VictimCandidate& cand) {
+      return cand.shrink_to == 0 && cand.priority < j.priority;
+    });
+    if (candidates.empty()) {
+      ++counters_.preemptions_declined;
+      return false;
+    }
+  }
   RankVictims(candidates, static_cast<size_t>(options_.preemption_candidates));
   // Most hopeless preemptions end here, before any victim is released: not even all of them
   // together would let the quota admit the job or give a cluster it may use its devices.
@@ -389,6 +449,22 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   // Nor, node by node, the room to hold its tasks: the fewest candidates that could.
   const std::optional<size_t> least = LeastSufficientByCount(j, c, mask, candidates, cs.now);
   if (!least) return false;
+  // And a preemption by class whose least prefix by count already does not pay ends before
+  // any trial: the search's victims are that prefix or a longer one (placing may spare one of
+  // them, rarely).
+  if (reclaim == 0 && holds == 0) {
+    PreemptionBill bill;
+    int32_t lowest = std::numeric_limits<int32_t>::max();
+    for (size_t k = 0; k < *least; ++k) {
+      if (candidates[k].shrink_to > 0 || candidates[k].priority >= j.priority) continue;
+      bill.Add(StopOf(jobs_[candidates[k].id], cs.now));
+      lowest = std::min(lowest, candidates[k].priority);
+    }
+    if (bill.requeues > 0 && !PreemptionPays(wait, bill, j.priority - lowest)) {
+      ++counters_.preemptions_declined;
+      return false;
+    }
+  }
 
   // Candidates [0, held) are released; saved[i] is candidate i's placements.
   std::vector<std::vector<Placement>> saved;
@@ -435,7 +511,7 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   // A priority class's preemption must pay for itself; a quota's reclaim or a reservation's hold
   // is owed, whatever it costs.
   if (const TimeMs when =
-          PreemptionTime(j, *placed, reclaim == 0 && holds == 0, candidates, chosen, saved, cs.now);
+          PreemptionTime(j, *placed, reclaim == 0 && holds == 0, wait, candidates, chosen, cs.now);
       when != cs.now) {
     // Back as it was: the preemptor's placement released, the victims retaken in the reverse
     // order of their release (a run's stop before its shrink).

@@ -38,6 +38,9 @@ inline constexpr std::string_view kDefaultScorer = "tessera";
 
 // A restart's cost where the configuration names none: a minute of the run's devices.
 inline constexpr Millis kDefaultRestartCost = 60 * 1000;
+// How long a job owed its tenant's guarantee queues before it reclaims borrowed capacity, where
+// the configuration names nothing: 5 minutes.
+inline constexpr Millis kDefaultReclaimAfter = 5 * 60 * 1000;
 
 // The `scheduler` section; an empty name means the default.
 struct SchedulerSettings {
@@ -46,6 +49,9 @@ struct SchedulerSettings {
   // What a run's restart costs before it makes progress again (loading its checkpoint,
   // warming up), as the preemption cost model counts it (sched/preemption_cost.h).
   Millis restart_cost = kDefaultRestartCost;
+  // How long a job within its tenant's guarantee queues before it preempts borrowers to take its
+  // guarantee back (docs/queueing.md#quotas-guarantees-limits-borrowing-and-reclaim).
+  Millis reclaim_after = kDefaultReclaimAfter;
 
   std::string_view policy_or_default() const {
     return ordering.empty() ? kDefaultPolicy : std::string_view(ordering);
@@ -56,7 +62,7 @@ struct SchedulerSettings {
   // These, with what `over` names in their place (a command line's flags).
   SchedulerSettings OverriddenBy(const SchedulerSettings& over) const {
     return {over.ordering.empty() ? ordering : over.ordering,
-            over.placement.empty() ? placement : over.placement, restart_cost};
+            over.placement.empty() ? placement : over.placement, restart_cost, reclaim_after};
   }
 };
 

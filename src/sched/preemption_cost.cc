@@ -4,11 +4,43 @@
 
 namespace tessera {
 
+namespace {
+
+double Times(int32_t preemptions) {
+  return 1.0 + static_cast<double>(std::max(0, preemptions));
+}
+
+}  // namespace
+
 double StopCost(const StopCostInput& in) {
   const double lost = static_cast<double>(std::max<Millis>(0, in.since_checkpoint) +
                                           std::max<Millis>(0, in.restart_cost));
-  return static_cast<double>(in.devices) / kMilliPerUnit * lost *
-         (1.0 + static_cast<double>(std::max(0, in.preemptions)));
+  return lost * Times(in.preemptions);
+}
+
+double StopCostPerDevice(const StopCostInput& in, Milli devices) {
+  return StopCost(in) / (static_cast<double>(std::max<Milli>(1, devices)) / kMilliPerUnit);
+}
+
+double ClassWeight(int32_t priority_gap) {
+  return 1.0 + static_cast<double>(std::max(0, priority_gap)) / 100.0;
+}
+
+void PreemptionBill::Add(const StopCostInput& victim) {
+  lost += StopCost(victim);
+  requeues += Times(victim.preemptions);
+}
+
+std::optional<Millis> BreakEvenWait(const PreemptionBill& bill, int32_t priority_gap) {
+  const double margin = ClassWeight(priority_gap) - bill.requeues;
+  if (margin <= 0) return std::nullopt;
+  // Bounded so that the cast holds: a wait of a million years pays only in theory.
+  return static_cast<Millis>(std::min(bill.lost / margin, 3.2e16));
+}
+
+bool PreemptionPays(Millis wait_avoided, const PreemptionBill& bill, int32_t priority_gap) {
+  const double margin = ClassWeight(priority_gap) - bill.requeues;
+  return margin > 0 && static_cast<double>(std::max<Millis>(0, wait_avoided)) * margin > bill.lost;
 }
 
 Millis ProtectedFor(Millis min_run, int32_t preemptions) {
@@ -18,12 +50,6 @@ Millis ProtectedFor(Millis min_run, int32_t preemptions) {
 Millis SearchBackoff(int32_t failures) {
   return std::min(kSearchBackoff << std::clamp(failures - 1, 0, kSearchBackoffDoublings),
                   kMaxSearchBackoff);
-}
-
-double PreemptionGain(Milli devices, Millis wait_avoided, int32_t priority_gap) {
-  const double weight = 1.0 + static_cast<double>(std::max(0, priority_gap)) / 100.0;
-  return static_cast<double>(devices) / kMilliPerUnit *
-         static_cast<double>(std::max<Millis>(0, wait_avoided)) * weight;
 }
 
 Millis WaitForCheckpoints(Milli devices, const std::vector<VictimProgress>& victims) {

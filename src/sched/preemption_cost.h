@@ -1,19 +1,31 @@
-// The preemption cost model (docs/queueing.md#preemption-cost): what stopping a run costs, what
-// starting the preemptor now gains, both in device-milliseconds, and whether the gain pays.
+// The preemption cost model (docs/queueing.md#preemption-cost): what stopping runs costs, what
+// starting the preemptor now gains, and whether the gain pays. Everything is counted in
+// job-milliseconds of waiting, the unit of mean JCT: a gang of 32 devices waiting an hour weighs
+// one job-hour, as does each of the quarter-device jobs it would stop.
 //
-//   cost of a victim = its devices x (work since its last checkpoint + its restart cost)
-//                      x (1 + times it was preempted already)
-//   gain             = the preemptor's devices x the wait it avoids x its class's weight
-//   weight           = 1 + (preemptor's priority - the highest victim's priority) / 100
+//   a victim's stop   = (work since its last checkpoint + its restart cost) x (1 + p)
+//                       + the wait it queues again before it restarts x (1 + p)
+//   the preemptor's gain = the wait it avoids x its class's weight
+//   weight            = 1 + (preemptor's priority - the highest victim's priority) / 100
 //
-// The wait avoided is how long the preemptor would wait for enough of its devices to free up
-// by the running jobs' estimated ends (backfill's shadow time); a preemption is made only when
-// the gain exceeds the victims' cost together. The history factor makes a job that was stopped
-// before dearer each time, so that it is not the cheapest victim again and again (churn).
-// Pure: the engine hands in the numbers.
+// p is how often the victim was preempted already: a job stopped before is dearer each time,
+// so that it is not the cheapest victim again and again (churn). A victim queues again about as
+// long as the preemptor would have waited: the room comes back at the pace it would have come
+// to the preemptor. So a preemption pays when
+//
+//   wait avoided x (weight - sum of (1 + p)) > sum of (lost work + restart) x (1 + p):
+//
+// a normal job (weight 4 over low) may stop at most three low jobs never stopped before, and
+// only when its wait is long against what they lose; a job of the victims' own class (weight
+// 1) never pays, which is why an ordering's displacement within a class is the ordering's own
+// judgement and not tested here. The wait avoided is how long the preemptor would wait for
+// enough of its devices to free up (backfill's shadow time, from the running jobs' estimated
+// ends), at most as long as jobs of its class and size typically wait (TypicalWaits). Pure: the
+// engine hands in the numbers.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "common/quantity.h"
@@ -26,29 +38,42 @@ namespace tessera {
 inline constexpr int32_t kMaxProtectionDoublings = 3;
 Millis ProtectedFor(Millis min_run, int32_t preemptions);
 
+// What stopping one run costs before it queues again.
 struct StopCostInput {
-  Milli devices = 0;            // the run's device share (milli devices)
   Millis since_checkpoint = 0;  // work it would lose
   Millis restart_cost = 0;      // what its restart costs before it makes progress again
   int32_t preemptions = 0;      // times it was preempted before
 };
 
-// Device-milliseconds lost by stopping the run now.
+// Job-milliseconds lost by stopping the run now: (lost work + restart) x (1 + preemptions).
 double StopCost(const StopCostInput& in);
 
-// Device-milliseconds gained by starting a preemptor of `devices` (milli) now instead of after
-// `wait_avoided`, `priority_gap` classes above its highest victim (0: the same class, as in an
-// ordering's or a quota's preemption; negative counts as 0).
-double PreemptionGain(Milli devices, Millis wait_avoided, int32_t priority_gap);
+// The same per device the run frees (`devices` milli): how victims are ranked, cheapest first.
+// (Ranked by their whole cost, their waits again included, the room came from fewer but larger
+// victims and lost more work: measured worse on the synthetic runs of docs/queueing.md.)
+double StopCostPerDevice(const StopCostInput& in, Milli devices);
+
+// 1 + (preemptor's priority - the highest victim's) / 100; a negative gap counts as 0.
+double ClassWeight(int32_t priority_gap);
+
+// The victims of one preemption, added up.
+struct PreemptionBill {
+  double lost = 0;      // their StopCosts together
+  double requeues = 0;  // their (1 + preemptions) together: each waits again the wait avoided
+
+  void Add(const StopCostInput& victim);
+};
+
+// The wait avoided beyond which the preemption pays (exclusive), or nullopt when no wait pays:
+// the victims' own waits outweigh the preemptor's class.
+std::optional<Millis> BreakEvenWait(const PreemptionBill& bill, int32_t priority_gap);
+
+// Whether the preemption pays for a preemptor that would wait `wait_avoided` without it.
+bool PreemptionPays(Millis wait_avoided, const PreemptionBill& bill, int32_t priority_gap);
 
 // The wait taken for a preemptor when the running jobs' estimates do not say when room frees
 // up (some run without a runtime): a day.
 inline constexpr Millis kUnknownWait = 24 * 3600 * 1000;
-
-// Whether a preemption pays: the gain exceeds the cost of the victims together.
-inline bool PreemptionPays(double gain, double cost) {
-  return gain > cost;
-}
 
 // How long a job whose search for victims found none (or whose preemption did not pay) waits
 // before it searches again: 30 s after its first failure, doubling with each failure after it,

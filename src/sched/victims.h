@@ -20,7 +20,7 @@ namespace tessera {
 
 struct VictimCandidate {
   int32_t priority = 0;  // its priority class's value
-  double cost = 0;       // what its stop costs, device-ms (sched/preemption_cost.h)
+  double cost = 0;       // its stop's cost per device it frees (StopCostPerDevice)
   uint64_t key = 0;      // submission sequence
   uint32_t id = 0;
   // An elastic run shrunk to its first `shrink_to` tasks (its minimum): the tasks after them

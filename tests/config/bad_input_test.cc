@@ -658,6 +658,9 @@ regions:
     {"scheduler_restart_cost_garbage", R"Y(scheduler: {restartCost: soon}
 )Y",
      1, "case.yaml:1:26: scheduler.restartCost", "expected a duration, got \"soon\""},
+    {"scheduler_reclaim_after_negative", R"Y(scheduler: {reclaimAfter: -1m}
+)Y",
+     1, "case.yaml:1:27: scheduler.reclaimAfter", "a duration must not be negative, got \"-1m\""},
     {"scheduler_fgd_without_jobs", R"Y(scheduler: {placement: fgd}
 )Y",
      1, "case.yaml:1:24: scheduler.placement",

@@ -71,9 +71,14 @@ TEST(Governance, BorrowedCapacityIsReclaimedWhenItsOwnerNeedsIt) {
     EXPECT_EQ(h.engine->job(as[i]).asked_within_guarantee, i < 4) << i;
 
   // b comes back for 3 devices: 2 are free, and 1 more is reclaimed from a's borrowed jobs —
-  // the one that loses the least work (the youngest, a5), not a job within a's guarantee.
+  // the one that loses the least work (the youngest, a5), not a job within a's guarantee —
+  // once b has queued scheduler.reclaimAfter (5 minutes by default) without a borrowed run
+  // ending.
   JobId b = h.Submit(TenantJob(h, "b0", "org/b", 3, 100 * kSec), 20 * kSec);
-  h.RunUntil(20 * kSec);
+  h.RunUntil(320 * kSec - 1);
+  EXPECT_EQ(h.engine->job(b).state, JobState::kPending);
+  EXPECT_TRUE(Preemptions(h).empty());
+  h.RunUntil(320 * kSec);
   ASSERT_EQ(h.engine->job(b).state, JobState::kRunning);
   EXPECT_TRUE(h.engine->job(b).asked_within_guarantee);
   EXPECT_EQ(Preemptions(h), std::vector<std::string>{"a5 preempted-by:b0 quota-reclaim"});
@@ -83,8 +88,8 @@ TEST(Governance, BorrowedCapacityIsReclaimedWhenItsOwnerNeedsIt) {
   EXPECT_EQ(h.engine->allocated_milli(), 8000);
 
   // When b finishes, a borrows again, up to its limit.
-  h.Finish(b, 120 * kSec);
-  h.RunUntil(120 * kSec);
+  h.Finish(b, 420 * kSec);
+  h.RunUntil(420 * kSec);
   EXPECT_EQ(h.engine->quotas().usage(a, 0), 6000);
   EXPECT_EQ(h.engine->job(as[5]).state, JobState::kRunning);
 }
@@ -138,8 +143,9 @@ TEST(Governance, AnAgnosticJobUsesItsOwnGuaranteeBeforeBorrowing) {
 // borrowed (its limit), and b's 2 stay free. b asks for its whole guarantee, 4 devices, as one
 // gang: 2 free + both borrowed devices, reclaimed. b beyond its guarantee would be borrowing
 // from a, which is within its own: b1 waits, and a's borrowers, requeued, take nothing back.
+// With `reclaimAfter: 0s`, b reclaims as soon as it asks.
 void BWithinItsGuaranteeNeverWaitsForBorrowers(const std::string& a_priority) {
-  Harness h("fifo", /*backfill=*/true, kTwoTeams);
+  Harness h("fifo", /*backfill=*/true, kTwoTeams + "scheduler: {reclaimAfter: 0s}\n");
   for (int i = 0; i < 6; ++i) {
     Job j = TenantJob(h, "a" + std::to_string(i), "org/a", 1, 1000 * kSec);
     j.priority = a_priority;

@@ -1,7 +1,8 @@
 // Scenario tests of the guards on preemption (docs/queueing.md#preemption-cost): a class's
 // minRunTime, longer after each preemption; a preemption declined when the preemptor's gain
-// does not pay for its victims; one put off until the victims' next checkpoints; a search for
-// victims that found none backs off.
+// does not pay for its victims (their lost work, restarts and waits, counted per job; the gain
+// no more than jobs like it wait); one put off until the victims' next checkpoints; a search
+// for victims that found none backs off.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -65,8 +66,10 @@ TEST(PreemptionGuard, AYoungRunIsProtectedUntilItsClassesMinRunTimeThenTakenWith
 }
 
 TEST(PreemptionGuard, AJobPreemptedBeforeIsProtectedTwiceAsLongAfterItsRestart) {
-  Harness h("fifo", /*backfill=*/true, GuardedFleet());
-  const JobId low = h.Submit(Sized(h.spec, "low", "low", 16, 100 * kMin), 0);
+  // It checkpoints every 5 minutes and restarts at no cost: each stop here (at 5 and at 16
+  // minutes) loses nothing, so the preemptions pay at once and need not wait for a checkpoint.
+  Harness h("fifo", /*backfill=*/true, GuardedFleet() + "scheduler: {restartCost: 0s}\n");
+  const JobId low = h.Submit(Sized(h.spec, "low", "low", 16, 100 * kMin, 5 * kMin), 0);
   const JobId first = h.Submit(Sized(h.spec, "first", "normal", 16, 60 * kMin), 5 * kMin);
   h.RunUntil(5 * kMin);
   ASSERT_EQ(h.engine->job(first).state, JobState::kRunning);
@@ -87,8 +90,9 @@ TEST(PreemptionGuard, APreemptionWhoseGainDoesNotPayForItsVictimsIsDeclined) {
   // A low run of all 16 devices without checkpoints, expected to end at 21 minutes.
   const JobId low = h.Submit(Sized(h.spec, "low", "low", 16, 21 * kMin), 0);
   h.RunUntil(0);
-  // At 20.5 minutes a normal job of one device would wait 30 s for it: 4 x 1 device x 30 s
-  // gained against 16 devices x (20.5 minutes lost + 1 minute's restart). It waits.
+  // At 20.5 minutes a normal job of one device would wait 30 s for it: 30 s x (4 - 1) gained
+  // (the victim would wait again as long) against 20.5 minutes lost + 1 minute's restart. It
+  // waits.
   const JobId one = h.Submit(Sized(h.spec, "one", "normal", 1, 60 * kMin), 41 * kMin / 2);
   h.RunUntil(41 * kMin / 2);
   EXPECT_EQ(h.engine->job(one).state, JobState::kPending);
@@ -97,7 +101,8 @@ TEST(PreemptionGuard, APreemptionWhoseGainDoesNotPayForItsVictimsIsDeclined) {
   h.Finish(low, 21 * kMin);
   h.RunUntil(21 * kMin);
   EXPECT_EQ(h.engine->job(one).state, JobState::kRunning);
-  // Far from its end, the same run is worth stopping: 16 devices that would wait 20 minutes.
+  // Far from its end, a run is worth stopping: 39 minutes x 3 against 2 minutes (one run, one
+  // restart).
   const JobId low2 = h.Submit(Sized(h.spec, "low2", "low", 15, 40 * kMin), 21 * kMin);
   h.RunUntil(21 * kMin);
   ASSERT_EQ(h.engine->job(low2).state, JobState::kRunning);
@@ -108,10 +113,10 @@ TEST(PreemptionGuard, APreemptionWhoseGainDoesNotPayForItsVictimsIsDeclined) {
   EXPECT_EQ(Preempted(h), std::vector<std::string>{"low2@1320"});
 }
 
-TEST(PreemptionGuard, ARestartCostMakesAVictimThatJustCheckpointedWorthKeeping) {
+TEST(PreemptionGuard, ARestartCostLongerThanTheWaitAvoidedMakesAVictimWorthKeeping) {
   // A low run of 16 devices that checkpoints every 5 minutes, expected to end at 21 minutes; at
   // 20 minutes, just checkpointed, a normal job of one device would wait a minute for it:
-  // 4 x 1 device-minute gained, against 16 devices x the restart.
+  // 1 minute x (4 - 1) gained (the victim waits again as long), against the restart.
   auto run = [](const std::string& scheduler) {
     Harness h("fifo", /*backfill=*/true, testing::kEngineFleet + scheduler);
     h.Submit(Sized(h.spec, "low", "low", 16, 21 * kMin, 5 * kMin), 0);
@@ -120,8 +125,54 @@ TEST(PreemptionGuard, ARestartCostMakesAVictimThatJustCheckpointedWorthKeeping) 
     return h.engine->job(one).state;
   };
   EXPECT_EQ(run("scheduler: {restartCost: 0s}\n"), JobState::kRunning);  // costs nothing
-  EXPECT_EQ(run(""), JobState::kPending);  // 16 device-minutes (the default minute)
-  EXPECT_EQ(run("scheduler: {restartCost: 10s}\n"), JobState::kRunning);  // 2.7
+  EXPECT_EQ(run(""), JobState::kRunning);  // the default minute: 3 > 1
+  EXPECT_EQ(run("scheduler: {restartCost: 5m}\n"), JobState::kPending);  // 3 < 5
+}
+
+TEST(PreemptionGuard, VictimsCountAsJobsSoNoPreemptorStopsMoreRunsThanItsClassOutweighs) {
+  Harness h("fifo", /*backfill=*/true, testing::kEngineFleet);  // minRunTime 0 here
+  // 16 low runs of one device, 100 minutes long, checkpointing every 5 minutes.
+  for (int k = 0; k < 16; ++k)
+    h.Submit(Sized(h.spec, "low" + std::to_string(k), "low", 1, 100 * kMin, 5 * kMin), 0);
+  h.RunUntil(0);
+  // At 10 minutes, just after their checkpoints, a normal job of 4 devices: four victims would
+  // each wait again as long as it would (weight 4 over low: 4 - 4 = 0 left), whatever that
+  // is. It waits.
+  const JobId normal = h.Submit(Sized(h.spec, "normal", "normal", 4, 60 * kMin), 10 * kMin);
+  h.RunUntil(10 * kMin);
+  EXPECT_EQ(h.engine->job(normal).state, JobState::kPending);
+  EXPECT_TRUE(Preempted(h).empty());
+  EXPECT_GE(h.engine->counters().preemptions_declined, 1u);
+  // A high job of 4 devices (weight 7) a minute later stops four: 89 minutes x (7 - 4) against
+  // four times a minute lost and a minute's restart.
+  const JobId high = h.Submit(Sized(h.spec, "high", "high", 4, 60 * kMin), 11 * kMin);
+  h.RunUntil(11 * kMin);
+  EXPECT_EQ(h.engine->job(high).state, JobState::kRunning);
+  EXPECT_EQ(Preempted(h).size(), 4u);
+  EXPECT_EQ(h.engine->job(normal).state, JobState::kPending);
+}
+
+TEST(PreemptionGuard, AJobGainsNoMoreThanJobsOfItsClassAndSizeWaitedOrThanItWaitedAlready) {
+  Harness h("fifo", /*backfill=*/true, testing::kEngineFleet);  // minRunTime 0 here
+  // 12 low runs and 4 high runs of one device each, 100 minutes long: the high ones start at
+  // once (jobs of their class and size wait nothing).
+  for (int k = 0; k < 12; ++k)
+    h.Submit(Sized(h.spec, "low" + std::to_string(k), "low", 1, 100 * kMin, 5 * kMin), 0);
+  for (int k = 0; k < 4; ++k)
+    h.Submit(Sized(h.spec, "high" + std::to_string(k), "high", 1, 100 * kMin), 0);
+  h.RunUntil(0);
+  // At 10 minutes one more high job of one device. The running jobs' estimates say it would
+  // wait 90 minutes; jobs like it waited nothing, nor has it yet: a minute's restart of one
+  // victim is not paid for (break-even 60 s / (7 - 1) = 10 s). It waits.
+  const JobId late = h.Submit(Sized(h.spec, "late", "high", 1, 100 * kMin), 10 * kMin);
+  h.RunUntil(10 * kMin);
+  EXPECT_EQ(h.engine->job(late).state, JobState::kPending);
+  EXPECT_TRUE(Preempted(h).empty());
+  // Its next search, 30 s later: it has waited 30 s, more than the 15 s that a low run now 30 s
+  // past its checkpoint asks (1.5 minutes / 6). One low run is stopped.
+  h.RunUntil(10 * kMin + 30 * kSec);
+  EXPECT_EQ(h.engine->job(late).state, JobState::kRunning);
+  EXPECT_EQ(Preempted(h).size(), 1u);
 }
 
 TEST(PreemptionGuard, APreemptionWaitsForTheVictimsCheckpointWhenThatCostsLess) {
@@ -130,8 +181,9 @@ TEST(PreemptionGuard, APreemptionWaitsForTheVictimsCheckpointWhenThatCostsLess) 
   h.Submit(Sized(h.spec, "rest", "normal", 15, 100 * kMin), 0);
   const JobId low = h.Submit(Sized(h.spec, "low", "low", 1, 100 * kMin, 5 * kMin), 0);
   h.RunUntil(0);
-  // At 9 minutes a one-device normal job: stopping the low run now loses 4 minutes of its
-  // device, waiting costs the newcomer's one device a minute. It waits for the checkpoint.
+  // At 9 minutes a one-device normal job, which would wait 91 minutes: the preemption pays
+  // (91 x 3 against 4 + 1), but stopping the low run now loses 4 minutes of its device,
+  // waiting costs the newcomer's one device a minute. It waits for the checkpoint.
   const JobId one = h.Submit(Sized(h.spec, "one", "normal", 1, 60 * kMin), 9 * kMin);
   h.RunUntil(10 * kMin - 1);
   EXPECT_EQ(h.engine->job(one).state, JobState::kPending);

@@ -151,6 +151,7 @@ policies:
     model: G1
     count: 4
     lendPreemptibly: true
+scheduler: {reclaimAfter: 0s}
 )"));
   auto job = [&](const std::string& name, const std::string& tenant, int32_t tasks,
                  WorkloadClass cls) {

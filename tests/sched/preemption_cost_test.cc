@@ -1,4 +1,4 @@
-// The preemption cost model's pure parts: a stop's cost, a preemptor's gain, the protection a
+// The preemption cost model's pure parts: a stop's cost, when a preemption pays, the protection a
 // run has after its start, and whether waiting for the victims' checkpoints is cheaper.
 #include "sched/preemption_cost.h"
 
@@ -15,24 +15,62 @@ using testing::kMin;
 using testing::kSec;
 
 TEST(PreemptionCost, AStopCostsItsLostWorkAndRestartMoreEachTimeTheJobWasStoppedBefore) {
-  // Two devices, 3 minutes since the checkpoint, a 1 minute restart: 8 device-minutes.
-  EXPECT_DOUBLE_EQ(StopCost({2000, 3 * kMin, kMin, 0}), 8.0 * kMin);
+  // 3 minutes since the checkpoint, a 1 minute restart: 4 job-minutes, whatever its devices.
+  EXPECT_DOUBLE_EQ(StopCost({3 * kMin, kMin, 0}), 4.0 * kMin);
   // The third stop of the same run costs three times as much.
-  EXPECT_DOUBLE_EQ(StopCost({2000, 3 * kMin, kMin, 2}), 24.0 * kMin);
-  // A quarter of a device, just checkpointed: only its restart.
-  EXPECT_DOUBLE_EQ(StopCost({250, 0, kMin, 0}), 0.25 * kMin);
-  EXPECT_DOUBLE_EQ(StopCost({1000, -5, -5, -1}), 0.0);
+  EXPECT_DOUBLE_EQ(StopCost({3 * kMin, kMin, 2}), 12.0 * kMin);
+  // Just checkpointed: only its restart.
+  EXPECT_DOUBLE_EQ(StopCost({0, kMin, 0}), 1.0 * kMin);
+  EXPECT_DOUBLE_EQ(StopCost({-5, -5, -1}), 0.0);
 }
 
-TEST(PreemptionCost, AGainIsTheWaitAvoidedWeightedByTheClassesBetween) {
-  // Eight devices that would wait 10 minutes, in the victims' class: 80 device-minutes.
-  EXPECT_DOUBLE_EQ(PreemptionGain(8000, 10 * kMin, 0), 80.0 * kMin);
-  // normal (500) over low (200): four times that.
-  EXPECT_DOUBLE_EQ(PreemptionGain(8000, 10 * kMin, 300), 320.0 * kMin);
-  EXPECT_DOUBLE_EQ(PreemptionGain(8000, 10 * kMin, -300), 80.0 * kMin);
-  EXPECT_DOUBLE_EQ(PreemptionGain(8000, -1, 300), 0.0);
-  EXPECT_TRUE(PreemptionPays(2.0, 1.0));
-  EXPECT_FALSE(PreemptionPays(1.0, 1.0));
+TEST(PreemptionCost, VictimsRankByTheirCostPerDeviceFreed) {
+  // One run of 8 devices losing 4 minutes is cheaper per device than a quarter device losing
+  // one: the room comes from fewer jobs' work.
+  EXPECT_DOUBLE_EQ(StopCostPerDevice({3 * kMin, kMin, 0}, 8000), 0.5 * kMin);
+  EXPECT_DOUBLE_EQ(StopCostPerDevice({0, kMin, 0}, 250), 4.0 * kMin);
+  EXPECT_DOUBLE_EQ(StopCostPerDevice({0, kMin, 0}, 0), 1000.0 * kMin);  // as a thousandth
+}
+
+TEST(PreemptionCost, AClassWeighsOneAndAHundredthPerPriorityPointAbove) {
+  EXPECT_DOUBLE_EQ(ClassWeight(0), 1.0);
+  EXPECT_DOUBLE_EQ(ClassWeight(300), 4.0);  // normal (500) over low (200)
+  EXPECT_DOUBLE_EQ(ClassWeight(600), 7.0);  // high (800) over low
+  EXPECT_DOUBLE_EQ(ClassWeight(-300), 1.0);
+}
+
+TEST(PreemptionCost, APreemptionPaysWhenTheWaitAvoidedOutweighsTheVictimsLossAndTheirWaits) {
+  // A normal job (weight 4 over low) and one low victim, never stopped, 3 minutes since its
+  // checkpoint and a minute's restart: it waits again as long as the preemptor would have, so
+  // wait x (4 - 1) must exceed 4 minutes: more than 80 s.
+  PreemptionBill one;
+  one.Add({3 * kMin, kMin, 0});
+  EXPECT_DOUBLE_EQ(one.lost, 4.0 * kMin);
+  EXPECT_DOUBLE_EQ(one.requeues, 1.0);
+  EXPECT_EQ(BreakEvenWait(one, 300), 80 * kSec);
+  EXPECT_FALSE(PreemptionPays(80 * kSec, one, 300));
+  EXPECT_TRUE(PreemptionPays(81 * kSec, one, 300));
+  // Stopped twice before, the same victim counts three times: 3 x 4 minutes lost, and its
+  // wait three times: wait x (4 - 3) > 12 minutes.
+  PreemptionBill churned;
+  churned.Add({3 * kMin, kMin, 2});
+  EXPECT_EQ(BreakEvenWait(churned, 300), 12 * kMin);
+  // Four fresh low victims outweigh one normal job whatever it waits; a high one (weight 7)
+  // pays for them when its wait x 3 exceeds their 4 restarts.
+  PreemptionBill four;
+  for (int k = 0; k < 4; ++k)
+    four.Add({0, kMin, 0});
+  EXPECT_EQ(BreakEvenWait(four, 300), std::nullopt);
+  EXPECT_FALSE(PreemptionPays(365 * 24 * 60 * kMin, four, 300));
+  EXPECT_EQ(BreakEvenWait(four, 600), 80 * kSec);
+  // Within its own class (weight 1) no stop ever pays.
+  EXPECT_EQ(BreakEvenWait(one, 0), std::nullopt);
+  // Nothing lost (a restart that costs nothing, just checkpointed): any wait at all pays.
+  PreemptionBill free;
+  free.Add({0, 0, 0});
+  EXPECT_EQ(BreakEvenWait(free, 300), 0);
+  EXPECT_TRUE(PreemptionPays(1, free, 300));
+  EXPECT_FALSE(PreemptionPays(0, free, 300));
 }
 
 TEST(PreemptionCost, ProtectionDoublesWithEachPreemptionUpToEightTimes) {
