@@ -175,6 +175,33 @@ TEST(PreemptionGuard, AJobGainsNoMoreThanJobsOfItsClassAndSizeWaitedOrThanItWait
   EXPECT_EQ(Preempted(h).size(), 1u);
 }
 
+TEST(PreemptionGuard, UnderLasAMixedSetPaysForItsVictimsOfALowerClassOnly) {
+  // A normal run of 8 devices that has had more than a device-hour (las's second queue) beside
+  // low runs of 8 devices together, all preemptible, 100 minutes long, checkpointing every 5
+  // minutes; at 10 minutes a fresh normal job of 16 devices (the first queue) needs them all.
+  auto run = [](const std::vector<int32_t>& low_sizes) {
+    Harness h("las", /*backfill=*/true, testing::kEngineFleet);  // minRunTime 0 here
+    Job served = Sized(h.spec, "served", "normal", 8, 100 * kMin, 5 * kMin);
+    served.preemptible = true;
+    h.Submit(served, 0);
+    for (size_t k = 0; k < low_sizes.size(); ++k)
+      h.Submit(Sized(h.spec, "low" + std::to_string(k), "low", low_sizes[k], 100 * kMin, 5 * kMin),
+               0);
+    h.RunUntil(0);
+    const JobId fresh = h.Submit(Sized(h.spec, "fresh", "normal", 16, 60 * kMin), 10 * kMin);
+    h.RunUntil(10 * kMin);
+    return std::make_pair(h.engine->job(fresh).state, Preempted(h).size());
+  };
+  // The displaced normal run is the ordering's doing and not billed; each low run costs its
+  // restart and its wait again. One low run: 90 minutes x (4 - 1) against a minute.
+  EXPECT_EQ(run({8}), std::make_pair(JobState::kRunning, size_t{2}));
+  // Three: 90 minutes x (4 - 3) against three (were the normal run billed too, 4 - 4: never).
+  EXPECT_EQ(run({3, 3, 2}), std::make_pair(JobState::kRunning, size_t{4}));
+  // Four low runs outweigh a normal job (4 - 4), and the normal run alone makes no room.
+  // Nothing is stopped.
+  EXPECT_EQ(run({2, 2, 2, 2}), std::make_pair(JobState::kPending, size_t{0}));
+}
+
 TEST(PreemptionGuard, APreemptionWaitsForTheVictimsCheckpointWhenThatCostsLess) {
   Harness h("fifo", /*backfill=*/true, testing::kEngineFleet);  // minRunTime 0 here
   // 15 devices of normal work, and one low device that checkpoints every 5 minutes.
