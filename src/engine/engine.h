@@ -388,6 +388,8 @@ class Engine final : public EventSink {
   std::vector<Milli> RequestPerModel(const JobRecord& j, size_t model) const;
   // The devices of `placements` on usable nodes that are of a model in `mask` (milli).
   Milli UsableOnMask(std::span<const Placement> placements, ModelMask mask) const;
+  // The free milli of the models in `mask` on schedulable nodes.
+  Milli FreeOnMask(ModelMask mask) const;
   // `adjust`: added to the free devices of the head's models (what a trial release or
   // placement changed, to see the state before it); `horizon`: as ReserveForHead's.
   std::optional<Reservation> ComputeReservation(const JobRecord& head, TimeMs now, Milli adjust = 0,

@@ -652,12 +652,17 @@ Milli Engine::UsableOnMask(std::span<const Placement> placements, ModelMask mask
   return sum;
 }
 
+Milli Engine::FreeOnMask(ModelMask mask) const {
+  Milli free = 0;
+  for (size_t m = 0; m < free_by_model_.size(); ++m)
+    if ((mask >> m) & 1) free += free_by_model_[m];
+  return free;
+}
+
 std::optional<Reservation> Engine::ComputeReservation(const JobRecord& head, TimeMs now,
                                                       Milli adjust, TimeMs horizon) const {
   const ModelMask mask = compiled_[head.id.value()]->mask;
-  Milli free = adjust;
-  for (size_t m = 0; m < free_by_model_.size(); ++m)
-    if ((mask >> m) & 1) free += free_by_model_[m];
+  const Milli free = adjust + FreeOnMask(mask);
   auto frees = [&](uint32_t id) {  // the devices of the head's models the job's end gives back
     return UsableOnMask(jobs_[id].placements, mask);
   };

@@ -20,6 +20,17 @@
 
 namespace tessera {
 
+namespace {
+
+// Whether the preemption cost model bills `cand`'s stop to `preemptor`: a stop of a lower class.
+// A shrink loses nothing (the run goes on); a victim of the preemptor's own class is an
+// ordering's displacement, the ordering's own judgement.
+bool Billed(const VictimCandidate& cand, const JobRecord& preemptor) {
+  return cand.shrink_to == 0 && cand.priority < preemptor.priority;
+}
+
+}  // namespace
+
 const PreemptionRule* Engine::PreemptionRuleOf(const JobRecord& j) const {
   std::vector<const PolicyRule*> rules = MatchingRules(spec_, RuleKind::kPreemption, j.job);
   return rules.empty() ? nullptr : &std::get<PreemptionRule>(rules.front()->body);
@@ -158,9 +169,7 @@ bool Engine::RoomInScope(const JobRecord& j, const Compiled& c, ModelMask mask, 
     return sum;
   };
   if (!c.global) {
-    Milli free = 0;
-    for (size_t m = 0; m < free_by_model_.size(); ++m)
-      if ((mask >> m) & 1) free += free_by_model_[m];
+    Milli free = FreeOnMask(mask);
     for (size_t cl = 0; freed && cl < spec_.clusters.size(); ++cl)
       free += released(cl);
     return free >= c.start_milli;
@@ -264,9 +273,7 @@ bool Engine::MightPay(const JobRecord& j, const Compiled& c, ModelMask mask,
                       TimeMs now) const {
   // Billed are the stops of a lower class; a shrink or a displacement within the class comes
   // free, and makes room first.
-  Milli missing = c.start_milli;
-  for (size_t m = 0; m < free_by_model_.size(); ++m)
-    if ((mask >> m) & 1) missing -= free_by_model_[m];
+  Milli missing = c.start_milli - FreeOnMask(mask);
   int32_t lowest = std::numeric_limits<int32_t>::max();
   std::vector<Milli> frees;  // of the billed ones
   std::vector<double> lost, times;
@@ -276,7 +283,7 @@ bool Engine::MightPay(const JobRecord& j, const Compiled& c, ModelMask mask,
         std::span<const Placement>(v.placements)
             .subspan(std::min(v.placements.size(), static_cast<size_t>(cand.shrink_to))),
         mask);
-    if (cand.shrink_to > 0 || cand.priority >= j.priority) {
+    if (!Billed(cand, j)) {
       missing -= f;
       continue;
     }
@@ -328,7 +335,7 @@ TimeMs Engine::PreemptionTime(const JobRecord& j, const GangResult& placed, bool
     const JobRecord& v = jobs_[candidates[i].id];
     const StopCostInput stop = StopOf(v, now);
     progress.push_back({v.run_milli, stop.since_checkpoint, v.job.checkpoint_interval});
-    if (v.priority < j.priority) {
+    if (Billed(candidates[i], j)) {
       bill.Add(stop);
       highest = std::max(highest, v.priority);
     }
@@ -398,18 +405,18 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   // Only the running jobs that can be victims at all: preemptible ones of a lower class (or
   // of the same class under a preemptive ordering); in a reclaim, the jobs of tenants that
   // borrow a reclaimed model; for held devices, preemptible jobs of no higher class.
-  // How long it would wait without preempting: the gain, and what each victim waits again.
-  const Millis wait = WaitAvoided(j, c, cs.now);
+  // A preemption by class must pay; a reclaim or a hold is owed. For the first, how long it
+  // would wait without preempting: the gain, and what each victim waits again.
+  const bool must_pay = reclaim == 0 && holds == 0;
+  const Millis wait = must_pay ? WaitAvoided(j, c, cs.now) : 0;
   std::vector<VictimCandidate> candidates =
       VictimCandidates(j, c, mask, reclaim, holds, cs.now, cs.protected_until);
   if (candidates.empty()) return false;
   // Stops of a lower class that could not pay even as the fewest the room allows (at least one)
   // are no candidates: the search goes on with the free ones (shrinks, the ordering's
   // displacements), if any.
-  if (reclaim == 0 && holds == 0 && !MightPay(j, c, mask, candidates, wait, cs.now)) {
-    std::erase_if(candidates, [&](const VictimCandidate& cand) {
-      return cand.shrink_to == 0 && cand.priority < j.priority;
-    });
+  if (must_pay && !MightPay(j, c, mask, candidates, wait, cs.now)) {
+    std::erase_if(candidates, [&](const VictimCandidate& cand) { return Billed(cand, j); });
     if (candidates.empty()) {
       ++counters_.preemptions_declined;
       return false;
@@ -452,11 +459,11 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   // And a preemption by class whose least prefix by count already does not pay ends before
   // any trial: the search's victims are that prefix or a longer one (placing may spare one of
   // them, rarely).
-  if (reclaim == 0 && holds == 0) {
+  if (must_pay) {
     PreemptionBill bill;
     int32_t lowest = std::numeric_limits<int32_t>::max();
     for (size_t k = 0; k < *least; ++k) {
-      if (candidates[k].shrink_to > 0 || candidates[k].priority >= j.priority) continue;
+      if (!Billed(candidates[k], j)) continue;
       bill.Add(StopOf(jobs_[candidates[k].id], cs.now));
       lowest = std::min(lowest, candidates[k].priority);
     }
@@ -510,8 +517,7 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   const std::vector<size_t> chosen = KeepNeededVictims(j, c, *placed, candidates, saved);
   // A priority class's preemption must pay for itself; a quota's reclaim or a reservation's hold
   // is owed, whatever it costs.
-  if (const TimeMs when =
-          PreemptionTime(j, *placed, reclaim == 0 && holds == 0, wait, candidates, chosen, cs.now);
+  if (const TimeMs when = PreemptionTime(j, *placed, must_pay, wait, candidates, chosen, cs.now);
       when != cs.now) {
     // Back as it was: the preemptor's placement released, the victims retaken in the reverse
     // order of their release (a run's stop before its shrink).
@@ -531,7 +537,7 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   // nothing; the preemptor's processes start when it is over. Without a rule, or reclaiming,
   // victims stop at once and lose the work since their last checkpoint.
   const PreemptionRule* rule = PreemptionRuleOf(j);
-  const Millis grace = rule && reclaim == 0 && holds == 0 ? rule->grace_period : 0;
+  const Millis grace = rule && must_pay ? rule->grace_period : 0;
   // By job: stopped whole (with every task it had), or shrunk to its minimum.
   std::map<uint32_t, std::pair<std::optional<size_t>, std::optional<size_t>>> by_job;
   for (size_t i : chosen)
