@@ -22,6 +22,7 @@
 // events through the owner.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -239,9 +240,9 @@ class Engine final : public EventSink {
                                                 TimeMs now, TimeMs& protected_until) const;
   // How long `j` would wait for room without preempting (sched/preemption_cost.h): until enough
   // of its devices free up by the running jobs' estimated ends (backfill's shadow; a day when
-  // the estimates do not say), but no longer than jobs of its class and size waited before they
-  // started lately, or than it has waited already when that is longer.
-  Millis WaitAvoided(const JobRecord& j, const Compiled& c, TimeMs now) const;
+  // the estimates do not say); `capped`: no longer than jobs of its class and size waited
+  // before they started lately, or than it has waited already when that is longer.
+  Millis WaitAvoided(const JobRecord& j, const Compiled& c, TimeMs now, bool capped = true) const;
   // Whether stops of a lower class among `candidates` could pay at all for a preemptor that
   // would wait `wait`: as the fewest of them whose devices could make the room beside the free
   // candidates (at least one), with the least losses among them (false: no set with one of
@@ -250,13 +251,20 @@ class Engine final : public EventSink {
                 const std::vector<VictimCandidate>& candidates, Millis wait, TimeMs now) const;
   // What stopping the run now costs it (sched/preemption_cost.h).
   StopCostInput StopOf(const JobRecord& v, TimeMs now) const;
+  // What `j`, preempting by class, pays for stopping `which` of `candidates` (a shrink costs
+  // nothing): each stop of a lower class in full, and the ordering's displacements within the
+  // class what they waste, once there are more than kFreeDisplacements of them. `gap` is set to
+  // j's priority over the highest victim of a lower class (0: none).
+  PreemptionBill BillOf(const JobRecord& j, const std::vector<VictimCandidate>& candidates,
+                        const std::vector<size_t>& which, TimeMs now, int32_t& gap) const;
   // When to stop the victims `chosen` of `candidates` for `j` on `placed`: `now`; later, at
   // their next checkpoints, when the preemptor's wait for them costs less than the work they
-  // would lose; or never (kNever) when, preempting by class, the wait it avoids (`wait`) does
-  // not pay for the victims of a lower class. `must_pay` false: a preemption that is owed (a
-  // quota's reclaim, a reservation's hold) whatever it costs. Called with the victims
-  // released and `placed` taken.
-  TimeMs PreemptionTime(const JobRecord& j, const GangResult& placed, bool must_pay, Millis wait,
+  // would lose; or never (kNever) when, preempting by class, the wait it avoids
+  // (`wait_for(gap)`, BillOf's gap) does not pay for its victims (BillOf). `must_pay` false: a
+  // preemption that is owed (a quota's reclaim, a reservation's hold) whatever it costs.
+  // Called with the victims released and `placed` taken.
+  TimeMs PreemptionTime(const JobRecord& j, const GangResult& placed, bool must_pay,
+                        const std::function<Millis(int32_t)>& wait_for,
                         const std::vector<VictimCandidate>& candidates,
                         const std::vector<size_t>& chosen, TimeMs now) const;
   // Of the candidates `released` (their placements `saved` before each release) that let

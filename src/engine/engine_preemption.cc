@@ -5,6 +5,7 @@
 #include <bit>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -257,8 +258,9 @@ std::optional<size_t> Engine::LeastSufficientByCount(const JobRecord& j, const C
   return std::nullopt;
 }
 
-Millis Engine::WaitAvoided(const JobRecord& j, const Compiled& c, TimeMs now) const {
-  std::optional<Millis> cap = typical_waits_.Of(j.priority, c.mask == 0 ? 0 : c.start_milli);
+Millis Engine::WaitAvoided(const JobRecord& j, const Compiled& c, TimeMs now, bool capped) const {
+  std::optional<Millis> cap =
+      capped ? typical_waits_.Of(j.priority, c.mask == 0 ? 0 : c.start_milli) : std::nullopt;
   if (cap) cap = std::max(*cap, now - j.queued_since);
   // The running jobs' ends are walked up to the cap only: past it, the cap is the wait.
   const TimeMs horizon = cap && *cap < kUnknownWait ? now + *cap : kNever;
@@ -321,28 +323,45 @@ StopCostInput Engine::StopOf(const JobRecord& v, TimeMs now) const {
 }
 
 TimeMs Engine::PreemptionTime(const JobRecord& j, const GangResult& placed, bool must_pay,
-                              Millis wait, const std::vector<VictimCandidate>& candidates,
+                              const std::function<Millis(int32_t)>& wait_for,
+                              const std::vector<VictimCandidate>& candidates,
                               const std::vector<size_t>& chosen, TimeMs now) const {
   if (chosen.empty()) return now;
-  // The bill is the stopped victims of a lower class: a preemption by class must pay for them.
-  // Victims of the preemptor's own class are an ordering's displacement, the ordering's own
-  // judgement (LAS: the least served first); a shrink loses nothing (the run goes on).
-  PreemptionBill bill;
-  int32_t highest = std::numeric_limits<int32_t>::min();  // of the billed victims
+  if (must_pay) {
+    int32_t gap = 0;
+    const PreemptionBill bill = BillOf(j, candidates, chosen, now, gap);
+    if (bill.stops > 0 && !PreemptionPays(wait_for(gap), bill, gap)) return kNever;
+  }
+  // A shrink loses nothing (the run goes on).
   std::vector<VictimProgress> progress;
   for (size_t i : chosen) {
     if (candidates[i].shrink_to > 0) continue;
     const JobRecord& v = jobs_[candidates[i].id];
-    const StopCostInput stop = StopOf(v, now);
-    progress.push_back({v.run_milli, stop.since_checkpoint, v.job.checkpoint_interval});
+    progress.push_back({v.run_milli, StopOf(v, now).since_checkpoint, v.job.checkpoint_interval});
+  }
+  return now + WaitForCheckpoints(MilliOf(placed.placements), progress);
+}
+
+PreemptionBill Engine::BillOf(const JobRecord& j, const std::vector<VictimCandidate>& candidates,
+                              const std::vector<size_t>& which, TimeMs now, int32_t& gap) const {
+  PreemptionBill bill, displaced;
+  std::optional<int32_t> highest;  // of the victims of a lower class
+  for (size_t i : which) {
+    if (candidates[i].shrink_to > 0) continue;
+    const JobRecord& v = jobs_[candidates[i].id];
     if (Billed(candidates[i], j)) {
-      bill.Add(stop);
-      highest = std::max(highest, v.priority);
+      bill.Add(StopOf(v, now));
+      highest = std::max(highest.value_or(v.priority), v.priority);
+    } else {
+      displaced.AddWaste(StopOf(v, now));
     }
   }
-  if (must_pay && bill.requeues > 0 && !PreemptionPays(wait, bill, j.priority - highest))
-    return kNever;
-  return now + WaitForCheckpoints(MilliOf(placed.placements), progress);
+  if (DisplacementBilled(displaced)) {
+    bill.lost += displaced.lost;
+    bill.stops += displaced.stops;
+  }
+  gap = highest ? j.priority - *highest : 0;
+  return bill;
 }
 
 std::vector<VictimCandidate> Engine::VictimCandidates(const JobRecord& j, const Compiled& c,
@@ -409,6 +428,16 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   // would wait without preempting: the gain, and what each victim waits again.
   const bool must_pay = reclaim == 0 && holds == 0;
   const Millis wait = must_pay ? WaitAvoided(j, c, cs.now) : 0;
+  // Once its victims are known, a displacement within the class (no victim of a lower class:
+  // gap 0) gains the wait to the shadow, uncapped: how long jobs like it waited is how long they
+  // waited under the ordering's displacements, and capping a displacement's gain by it fed on
+  // itself (docs/queueing.md).
+  std::optional<Millis> shadow;  // asked for once at most
+  auto wait_for = [&](int32_t gap) {
+    if (gap > 0) return wait;
+    if (!shadow) shadow = WaitAvoided(j, c, cs.now, /*capped=*/false);
+    return *shadow;
+  };
   std::vector<VictimCandidate> candidates =
       VictimCandidates(j, c, mask, reclaim, holds, cs.now, cs.protected_until);
   if (candidates.empty()) return false;
@@ -458,16 +487,16 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   if (!least) return false;
   // And a preemption by class whose least prefix by count already does not pay ends before
   // any trial: the search's victims are that prefix or a longer one (placing may spare one of
-  // them, rarely).
+  // them, rarely): it stops no fewer runs, the highest of no lower a class. Counted with the
+  // capped wait, whose walk of the running jobs' ends stops at the cap: with a displacement's
+  // shadow here too, the 100,000-job las run with tenants took longer and preempted more (0.26
+  // per job against 0.20).
   if (must_pay) {
-    PreemptionBill bill;
-    int32_t lowest = std::numeric_limits<int32_t>::max();
-    for (size_t k = 0; k < *least; ++k) {
-      if (!Billed(candidates[k], j)) continue;
-      bill.Add(StopOf(jobs_[candidates[k].id], cs.now));
-      lowest = std::min(lowest, candidates[k].priority);
-    }
-    if (bill.requeues > 0 && !PreemptionPays(wait, bill, j.priority - lowest)) {
+    std::vector<size_t> prefix(*least);
+    std::iota(prefix.begin(), prefix.end(), size_t{0});
+    int32_t gap = 0;
+    const PreemptionBill bill = BillOf(j, candidates, prefix, cs.now, gap);
+    if (bill.stops > 0 && !PreemptionPays(wait, bill, gap)) {
       ++counters_.preemptions_declined;
       return false;
     }
@@ -517,7 +546,8 @@ bool Engine::PreemptFor(JobRecord& j, CycleState& cs, ModelMask reclaim, uint64_
   const std::vector<size_t> chosen = KeepNeededVictims(j, c, *placed, candidates, saved);
   // A priority class's preemption must pay for itself; a quota's reclaim or a reservation's hold
   // is owed, whatever it costs.
-  if (const TimeMs when = PreemptionTime(j, *placed, must_pay, wait, candidates, chosen, cs.now);
+  if (const TimeMs when =
+          PreemptionTime(j, *placed, must_pay, wait_for, candidates, chosen, cs.now);
       when != cs.now) {
     // Back as it was: the preemptor's placement released, the victims retaken in the reverse
     // order of their release (a run's stop before its shrink).

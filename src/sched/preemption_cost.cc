@@ -27,8 +27,17 @@ double ClassWeight(int32_t priority_gap) {
 }
 
 void PreemptionBill::Add(const StopCostInput& victim) {
-  lost += StopCost(victim);
+  AddWaste(victim);
   requeues += Times(victim.preemptions);
+}
+
+void PreemptionBill::AddWaste(const StopCostInput& victim) {
+  lost += StopCost(victim);
+  ++stops;
+}
+
+bool DisplacementBilled(const PreemptionBill& displaced) {
+  return displaced.stops > kFreeDisplacements;
 }
 
 std::optional<Millis> BreakEvenWait(const PreemptionBill& bill, int32_t priority_gap) {

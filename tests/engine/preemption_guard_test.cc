@@ -1,7 +1,8 @@
 // Scenario tests of the guards on preemption (docs/queueing.md#preemption-cost): a class's
 // minRunTime, longer after each preemption; a preemption declined when the preemptor's gain
 // does not pay for its victims (their lost work, restarts and waits, counted per job; the gain
-// no more than jobs like it wait); one put off until the victims' next checkpoints; a search
+// no more than jobs like it wait; an ordering's displacement of several runs pays for their
+// lost work and restarts); one put off until the victims' next checkpoints; a search
 // for victims that found none backs off.
 #include <gtest/gtest.h>
 
@@ -200,6 +201,31 @@ TEST(PreemptionGuard, UnderLasAMixedSetPaysForItsVictimsOfALowerClassOnly) {
   // Four low runs outweigh a normal job (4 - 4), and the normal run alone makes no room.
   // Nothing is stopped.
   EXPECT_EQ(run({2, 2, 2, 2}), std::make_pair(JobState::kPending, size_t{0}));
+}
+
+TEST(PreemptionGuard, UnderLasADisplacementOfSeveralRunsPaysForWhatTheirStopsWaste) {
+  // Two normal runs of 8 devices, preemptible, 20 minutes long: by 14 minutes each has had more
+  // than a device-hour (las's second queue). Then a fresh normal job (the first queue) of
+  // `size` devices arrives at `at`.
+  auto run = [](int32_t size, Millis checkpoint, TimeMs at) {
+    Harness h("las", /*backfill=*/true, testing::kEngineFleet);  // minRunTime 0 here
+    for (const char* name : {"a", "b"}) {
+      Job served = Sized(h.spec, name, "normal", 8, 20 * kMin, checkpoint);
+      served.preemptible = true;
+      h.Submit(served, 0);
+    }
+    h.RunUntil(0);
+    const JobId fresh = h.Submit(Sized(h.spec, "fresh", "normal", size, 60 * kMin), at);
+    h.RunUntil(at);
+    return std::make_pair(h.engine->job(fresh).state, Preempted(h).size());
+  };
+  // One run displaced for one job is the ordering's swap: not billed, whatever it loses.
+  EXPECT_EQ(run(8, 0, 14 * kMin), std::make_pair(JobState::kRunning, size_t{1}));
+  // Two runs without checkpoints would lose 14 + 1 minutes each: 30 job-minutes against the 6
+  // it would wait for their ends. It waits.
+  EXPECT_EQ(run(16, 0, 14 * kMin), std::make_pair(JobState::kPending, size_t{0}));
+  // Two that saved a checkpoint at 15 minutes lose their restarts only: 2 against 5.
+  EXPECT_EQ(run(16, 5 * kMin, 15 * kMin), std::make_pair(JobState::kRunning, size_t{2}));
 }
 
 TEST(PreemptionGuard, APreemptionWaitsForTheVictimsCheckpointWhenThatCostsLess) {

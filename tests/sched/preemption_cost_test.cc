@@ -1,5 +1,6 @@
-// The preemption cost model's pure parts: a stop's cost, when a preemption pays, the protection a
-// run has after its start, and whether waiting for the victims' checkpoints is cheaper.
+// The preemption cost model's pure parts: a stop's cost, when a preemption pays (a displacement
+// within the class too), the protection a run has after its start, and whether waiting for the
+// victims' checkpoints is cheaper.
 #include "sched/preemption_cost.h"
 
 #include <gtest/gtest.h>
@@ -71,6 +72,23 @@ TEST(PreemptionCost, APreemptionPaysWhenTheWaitAvoidedOutweighsTheVictimsLossAnd
   EXPECT_EQ(BreakEvenWait(free, 300), 0);
   EXPECT_TRUE(PreemptionPays(1, free, 300));
   EXPECT_FALSE(PreemptionPays(0, free, 300));
+}
+
+TEST(PreemptionCost, ADisplacementWithinTheClassPaysForItsStopsWasteOnlyPastTheFirstRun) {
+  // An ordering's displacement bills no wait again: only the waste of its stops, weight 1.
+  PreemptionBill displaced;
+  displaced.AddWaste({4 * kMin, kMin, 0});
+  EXPECT_DOUBLE_EQ(displaced.lost, 5.0 * kMin);
+  EXPECT_DOUBLE_EQ(displaced.requeues, 0.0);
+  EXPECT_EQ(displaced.stops, 1);
+  // One run for one job is the ordering's swap.
+  EXPECT_FALSE(DisplacementBilled(displaced));
+  // A second (stopped once before: twice its waste) puts two jobs back for one: it must pay
+  // 5 + 2 x 2 = 9 minutes.
+  displaced.AddWaste({kMin, kMin, 1});
+  EXPECT_TRUE(DisplacementBilled(displaced));
+  EXPECT_EQ(BreakEvenWait(displaced, 0), 9 * kMin);
+  EXPECT_TRUE(PreemptionPays(9 * kMin + 1, displaced, 0));
 }
 
 TEST(PreemptionCost, ProtectionDoublesWithEachPreemptionUpToEightTimes) {
