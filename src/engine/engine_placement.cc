@@ -272,7 +272,7 @@ PendingReason Engine::TryStart(JobRecord& j, CycleState& cs) {
   if (refused != PendingReason::kBudget && cs.now < j.search_again_at && running_count() > 0) {
     // Still backing off: a cycle comes when it may search again, whatever cycles came between
     // (each posts a tick for the earliest such time only).
-    cs.search_again_at = std::min(cs.search_again_at, j.search_again_at);
+    cs.search_again_at = std::min(cs.search_again_at, SearchTick(j.search_again_at));
   } else if (refused != PendingReason::kBudget && cs.now >= j.search_again_at &&
              !cs.NoVictims(c.sig, waiting) &&
              cs.preemptions_failed < options_.preemption_attempts) {
@@ -292,8 +292,12 @@ PendingReason Engine::TryStart(JobRecord& j, CycleState& cs) {
                             ? cs.deferred_to
                             : std::min(of_age, cs.now + SearchBackoff(++j.searches_failed));
     // A cycle then, should nothing else happen before: a victim may have started meanwhile. With
-    // nothing running, nothing can change but by events, which bring their own cycles.
-    if (running_count() > 0) cs.search_again_at = std::min(cs.search_again_at, j.search_again_at);
+    // nothing running, nothing can change but by events, which bring their own cycles. At the
+    // victims' checkpoints exactly; after a backoff, at the tick it shares with others.
+    if (running_count() > 0)
+      cs.search_again_at =
+          std::min(cs.search_again_at,
+                   cs.deferred_to != kNever ? j.search_again_at : SearchTick(j.search_again_at));
   }
   j.reason = refused != PendingReason::kNone ? refused : PendingReason::kResources;
   // Budgets start afresh at midnight: look again then.

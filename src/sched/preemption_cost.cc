@@ -56,6 +56,12 @@ Millis ProtectedFor(Millis min_run, int32_t preemptions) {
   return min_run << std::clamp(preemptions, 0, kMaxProtectionDoublings);
 }
 
+TimeMs SearchTick(TimeMs again) {
+  if (again <= 0 || again > kNever - kSearchBackoff) return again;
+  const TimeMs rest = again % kSearchBackoff;
+  return rest == 0 ? again : again - rest + kSearchBackoff;
+}
+
 Millis SearchBackoff(int32_t failures) {
   return std::min(kSearchBackoff << std::clamp(failures - 1, 0, kSearchBackoffDoublings),
                   kMaxSearchBackoff);

@@ -31,6 +31,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/quantity.h"
 
 namespace tessera {
@@ -98,6 +99,11 @@ inline constexpr Millis kSearchBackoff = 30 * 1000;
 inline constexpr int32_t kSearchBackoffDoublings = 4;
 inline constexpr Millis kMaxSearchBackoff = kSearchBackoff << kSearchBackoffDoublings;  // 8 min
 Millis SearchBackoff(int32_t failures);
+// When the engine looks again for a job that may search again at `again` should nothing else
+// happen first: at the next multiple of kSearchBackoff, so that the backoffs of many jobs share
+// one cycle (a job searches at any cycle once its backoff is over; a tick for each expiry made
+// the isolated enterprise week run half as many cycles again).
+TimeMs SearchTick(TimeMs again);
 
 // A victim's progress against its checkpoints.
 struct VictimProgress {

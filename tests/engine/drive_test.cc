@@ -95,17 +95,19 @@ TEST(Drive, AManualPaceRunsEveryEventUpToUntilAndALastPassThere) {
   EXPECT_EQ(h.engine->job(second).state, JobState::kPending);
   EXPECT_GE(passes, 3);  // 0, 1 s and 30 s at least
   // `after` may end the drive: a drive to the end stops after its first pass. The first is
-  // second's next search for victims (its first found none at 1 s: it backs off 30 s).
+  // first's end; second's search for victims found none at 1 s and backs off 30 s, and the
+  // engine's tick for it falls on the next multiple of 30 s after that (SearchTick): 60 s.
   h.Finish(first, 40'000);
   int more = 0;
   DriveUntil(*h.engine, h.clock, kNever, [&] { return ++more < 1; });
   EXPECT_EQ(more, 1);
-  EXPECT_EQ(h.clock.Now(), 1'000 + kSearchBackoff);
-  EXPECT_EQ(h.engine->job(second).state, JobState::kPending);
-  more = 0;
-  DriveUntil(*h.engine, h.clock, kNever, [&] { return ++more < 1; });
   EXPECT_EQ(h.clock.Now(), 40'000);
   EXPECT_TRUE(h.engine->job(second).running());
+  more = 0;
+  DriveUntil(*h.engine, h.clock, kNever, [&] { return ++more < 1; });
+  EXPECT_EQ(more, 1);
+  EXPECT_EQ(h.clock.Now(), SearchTick(1'000 + kSearchBackoff));
+  EXPECT_EQ(h.clock.Now(), 60'000);
 }
 
 }  // namespace

@@ -110,6 +110,15 @@ TEST(PreemptionCost, ASearchThatFoundNothingBacksOffDoublingUpToEightMinutes) {
   EXPECT_EQ(SearchBackoff(0), kSearchBackoff);  // as after one failure
 }
 
+TEST(PreemptionCost, TheBackoffsOfManyJobsShareATickEveryThirtySeconds) {
+  EXPECT_EQ(SearchTick(0), 0);
+  EXPECT_EQ(SearchTick(1), 30 * kSec);
+  EXPECT_EQ(SearchTick(30 * kSec), 30 * kSec);
+  EXPECT_EQ(SearchTick(30 * kSec + 1), 60 * kSec);
+  EXPECT_EQ(SearchTick(7 * kMin + 29 * kSec), 7 * kMin + 30 * kSec);
+  EXPECT_EQ(SearchTick(kNever), kNever);
+}
+
 TEST(PreemptionCost, WaitingForCheckpointsWhenThePreemptorsWaitCostsLessThanTheLostWork) {
   // One device, 4 of 5 minutes since its checkpoint: a 1-device preemptor waits the minute
   // (1 device-minute against 4 lost).
