@@ -23,9 +23,10 @@ namespace tessera {
 
 namespace {
 
-// Whether the preemption cost model bills `cand`'s stop to `preemptor`: a stop of a lower class.
-// A shrink loses nothing (the run goes on); a victim of the preemptor's own class is an
-// ordering's displacement, the ordering's own judgement.
+// Whether the preemption cost model bills `cand`'s stop to `preemptor` in full, its wait again
+// included: a stop of a lower class. A shrink loses nothing (the run goes on); a victim of the
+// preemptor's own class is an ordering's displacement, billed only its waste and only beside
+// others (BillOf).
 bool Billed(const VictimCandidate& cand, const JobRecord& preemptor) {
   return cand.shrink_to == 0 && cand.priority < preemptor.priority;
 }
